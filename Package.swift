@@ -1,0 +1,83 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Layers, each depending only on the ones above it:
+//   CReelLMDB (C shim) → ReelLMDB (safe LMDB) ─┐
+//   ReelJSON (JSON value, pointer, patch, diff) → ReelCore (actions, reducers) ─┤
+//                                                  → ReelStorage (log, checkpoints on LMDB)
+//                                                  → ReelStore (writer, recovery, timeline)
+// ReelJSON and ReelCore import neither LMDB nor any I/O, so they are usable and testable anywhere.
+let package = Package(
+    name: "Reel",
+    products: [
+        .library(name: "ReelCore", targets: ["ReelCore"]),
+        .library(name: "ReelJSON", targets: ["ReelJSON"]),
+        .library(name: "ReelStore", targets: ["ReelStore"]),
+        .library(name: "ReelExamples", targets: ["ReelExamples"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CReelLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .target(name: "ReelLMDB", dependencies: ["CReelLMDB"]),
+        .target(name: "ReelJSON"),
+        .target(name: "ReelCore", dependencies: ["ReelJSON"]),
+        .target(
+            name: "ReelStorage",
+            dependencies: [
+                "ReelLMDB", "ReelCore", "ReelJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "ReelStore",
+            dependencies: [
+                "ReelStorage", "ReelCore", "ReelJSON",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "ReelExamples", dependencies: ["ReelCore"]),
+
+        // Benchmarks print figures; they pass or fail nothing. Not a product: users never build it.
+        // Run: swift run -c release reel-bench
+        .executableTarget(
+            name: "reel-bench",
+            dependencies: [
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/ReelBench"
+        ),
+        .target(name: "ReelTestSupport", path: "Tests/ReelTestSupport"),
+
+        .testTarget(name: "ReelLMDBTests", dependencies: ["ReelLMDB"]),
+        .testTarget(
+            name: "ReelJSONTests",
+            dependencies: ["ReelJSON", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelJSON"]),
+        .testTarget(name: "ReelStorageTests", dependencies: ["ReelStorage", "ReelLMDB", "ReelCore", "ReelJSON", "ReelTestSupport"]),
+        .testTarget(
+            name: "ReelStoreTests",
+            dependencies: [
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "ReelExamplesTests",
+            dependencies: ["ReelExamples", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,84 @@
+import ReelJSON
+
+/// An action as a client dispatches it: a type and an optional JSON payload (`.null` when absent).
+///
+/// Types beginning with `@` are reserved for the store itself (see ``StoreAction``).
+public struct Action: Sendable, Equatable {
+    public var type: String
+    public var payload: JSONValue
+
+    public init(type: String, payload: JSONValue = .null) {
+        self.type = type
+        self.payload = payload
+    }
+
+    /// An action built from a typed payload: its type is `P.actionType`, its payload `P` as JSON.
+    ///
+    /// - Throws: ``ReducerError`` with code `.invalidPayload` when `payload` cannot be represented as JSON.
+    public init<P: ActionPayload>(_ payload: P) throws(ReducerError) {
+        do {
+            self.init(type: P.actionType, payload: try JSONValueEncoder().encode(payload))
+        } catch {
+            throw ReducerError(.invalidPayload, "cannot encode '\(P.actionType)': \(error.message)")
+        }
+    }
+
+    /// Whether the type is reserved for the store (starts with `@`).
+    public var isReserved: Bool { type.utf8.first == UInt8(ascii: "@") }
+}
+
+/// The identity of whoever dispatched an action: the peer credentials of its socket connection
+/// (`SO_PEERCRED`), or the current process for in-process dispatches.
+public struct Peer: Sendable, Hashable {
+    public var uid: UInt32
+    public var gid: UInt32
+    public var pid: Int32
+
+    public init(uid: UInt32, gid: UInt32, pid: Int32) {
+        self.uid = uid
+        self.gid = gid
+        self.pid = pid
+    }
+
+    /// No known peer: used for actions imported from elsewhere.
+    public static let unknown = Peer(uid: .max, gid: .max, pid: 0)
+}
+
+/// A point in time, as nanoseconds since 1970-01-01T00:00:00Z.
+///
+/// Stored in every envelope so that reducers that need "now" read it from the action, never from the
+/// clock: replaying a log must give the same state today as on the day it was written.
+public struct Timestamp: Sendable, Hashable, Comparable {
+    public var nanosecondsSince1970: Int64
+
+    public init(nanosecondsSince1970: Int64) {
+        self.nanosecondsSince1970 = nanosecondsSince1970
+    }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        lhs.nanosecondsSince1970 < rhs.nanosecondsSince1970
+    }
+}
+
+/// An accepted action as it is logged: the action the middleware produced, stamped with its sequence
+/// number, time and dispatcher. Envelopes are immutable once committed.
+public struct ActionEnvelope: Sendable, Equatable {
+    /// 1, 2, 3, … with no gaps.
+    public var seq: UInt64
+    public var action: Action
+    public var time: Timestamp
+    public var peer: Peer
+    /// The key a client sent so that a retry after a lost acknowledgement is not applied twice.
+    public var idempotencyKey: String?
+
+    public init(seq: UInt64, action: Action, time: Timestamp, peer: Peer, idempotencyKey: String? = nil) {
+        self.seq = seq
+        self.action = action
+        self.time = time
+        self.peer = peer
+        self.idempotencyKey = idempotencyKey
+    }
+
+    public var type: String { action.type }
+    public var payload: JSONValue { action.payload }
+}

@@ -1,0 +1,124 @@
+import ReelJSON
+
+/// The stock reducer: the state is one JSON document and actions are mutations of it, so a store is
+/// useful with no code at all.
+///
+/// | type | payload | effect |
+/// | --- | --- | --- |
+/// | `patch` | RFC 6902 operations | all applied, or none and a rejection |
+/// | `merge` | RFC 7396 merge patch | merged into the whole state |
+/// | `set` | `{path, value}` | replaces what is at `path`, or adds an object member (`-` appends to an array); the parent must exist |
+/// | `remove` | `{path}` | removes what is at `path`, which must exist |
+/// | `increment` | `{path, by?: 1}` | adds `by` to the number at `path` |
+/// | `append` | `{path, value}` | appends `value` to the array at `path` |
+///
+/// `increment` and `append` on a path that does not exist yet, under a parent that does, start from
+/// `0` and `[]`: a counter or a list needs no separate `set` first. Integer arithmetic that would
+/// overflow is refused rather than silently turned into a floating-point number.
+public struct JSONDocumentReducer: Reducer {
+    public typealias State = JSONValue
+
+    public static let name = "reel.json"
+    /// Bump when the meaning of an action changes: old checkpoints are then rebuilt by replay.
+    public static let version = "1"
+
+    public init() {}
+
+    public var actionTypes: Set<String> { ["patch", "merge", "set", "remove", "increment", "append"] }
+
+    public func reduce(into state: inout JSONValue, action: ActionEnvelope) throws(ReducerError) {
+        let payload = action.payload
+        do {
+            switch action.type {
+            case "patch":
+                try JSONPatch(payload).apply(to: &state)
+            case "merge":
+                JSONMergePatch.apply(payload, to: &state)
+            case "set":
+                let path = try pointer(in: payload, of: "set")
+                let value = try member("value", of: payload, in: "set")
+                if state.value(at: path) != nil {
+                    try state.replace(at: path, with: value)
+                } else {
+                    try state.add(value, at: path)
+                }
+            case "remove":
+                try state.remove(at: try pointer(in: payload, of: "remove"))
+            case "increment":
+                try increment(&state, payload)
+            case "append":
+                try append(&state, payload)
+            default:
+                throw ReducerError(.unknownActionType, "the stock reducer does not handle '\(action.type)'")
+            }
+        } catch let error as JSONError {
+            throw ReducerError(.rejected, "\(action.type): \(error.message)")
+        } catch let error as ReducerError {
+            throw error
+        } catch {
+            throw ReducerError(.rejected, "\(action.type): \(error)")
+        }
+    }
+
+    private func increment(_ state: inout JSONValue, _ payload: JSONValue) throws -> Void {
+        let path = try pointer(in: payload, of: "increment")
+        let by = payload["by"] ?? .int(1)
+        guard by.doubleValue != nil else {
+            throw ReducerError(.invalidPayload, "increment: 'by' must be a number, not \(by.typeName)")
+        }
+        guard state.value(at: path) != nil else {
+            try state.add(by, at: path)
+            return
+        }
+        try state.modify(at: path) { (target: inout JSONValue) throws(JSONError) in
+            switch (target, by) {
+            case let (.int(a), .int(b)):
+                let (sum, overflow) = a.addingReportingOverflow(b)
+                guard !overflow else { throw JSONError(.typeMismatch, "\(path) + \(b) overflows a 64-bit integer") }
+                target = .int(sum)
+            case let (a, b) where a.doubleValue != nil:
+                target = .double(a.doubleValue! + b.doubleValue!)
+            default:
+                throw JSONError(.typeMismatch, "\(path) is \(target.typeName), not a number")
+            }
+        }
+    }
+
+    private func append(_ state: inout JSONValue, _ payload: JSONValue) throws -> Void {
+        let path = try pointer(in: payload, of: "append")
+        let value = try member("value", of: payload, in: "append")
+        guard state.value(at: path) != nil else {
+            try state.add(.array([value]), at: path)
+            return
+        }
+        try state.modify(at: path) { (target: inout JSONValue) throws(JSONError) in
+            guard case .array(var elements) = target else {
+                throw JSONError(.typeMismatch, "\(path) is \(target.typeName), not an array")
+            }
+            target = .null  // let `elements` be the only reference, so appending does not copy it
+            elements.append(value)
+            target = .array(elements)
+        }
+    }
+
+    private func member(_ name: String, of payload: JSONValue, in type: String) throws(ReducerError) -> JSONValue {
+        guard case .object(let members) = payload else {
+            throw ReducerError(.invalidPayload, "\(type): payload must be an object, not \(payload.typeName)")
+        }
+        guard let value = members[name] else {
+            throw ReducerError(.invalidPayload, "\(type): payload needs '\(name)'")
+        }
+        return value
+    }
+
+    private func pointer(in payload: JSONValue, of type: String) throws(ReducerError) -> JSONPointer {
+        guard case .string(let text) = try member("path", of: payload, in: type) else {
+            throw ReducerError(.invalidPayload, "\(type): 'path' must be a string (a JSON Pointer such as \"/todos/0\")")
+        }
+        do {
+            return try JSONPointer(text)
+        } catch {
+            throw ReducerError(.invalidPayload, "\(type): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import ReelJSON
+
+/// A pure, deterministic state transition: `(state, action) -> state`, or a rejection.
+///
+/// Reducers must depend on nothing but their inputs: time, identities and randomness come from the
+/// ``ActionEnvelope`` (middleware puts them there at dispatch time). That is what lets a log be
+/// replayed, from the start or from any checkpoint, to byte-for-byte the same state.
+///
+/// A reducer that throws must leave `state` unchanged: check first, then mutate. The store relies on
+/// it to avoid copying the state for every action (it still restores the state itself when a later
+/// action of an atomic batch fails, and ``CombineReducers`` restores it when one of several
+/// reducers of the same action type fails).
+public protocol Reducer<State>: Sendable {
+    associatedtype State
+
+    /// The action types this reducer handles. An action whose type no reducer of the pipeline lists
+    /// is refused at dispatch with ``ReducerError/Code/unknownActionType``.
+    var actionTypes: Set<String> { get }
+
+    /// Folds one action into the state.
+    ///
+    /// - Parameters:
+    ///   - state: the state before the action; on return, the state after it.
+    ///   - action: the action with its sequence number, time and dispatcher.
+    /// - Throws: ``ReducerError`` to refuse the action.
+    func reduce(into state: inout State, action: ActionEnvelope) throws(ReducerError)
+}
+
+/// A reducer written as a closure, for one-off logic that does not deserve its own type.
+public struct Reduce<State>: Reducer {
+    public let actionTypes: Set<String>
+    private let body: @Sendable (inout State, ActionEnvelope) throws(ReducerError) -> Void
+
+    /// - Parameters:
+    ///   - actionTypes: the types `body` handles.
+    ///   - body: the transition.
+    public init(
+        _ actionTypes: Set<String>,
+        _ body: @escaping @Sendable (inout State, ActionEnvelope) throws(ReducerError) -> Void
+    ) {
+        self.actionTypes = actionTypes
+        self.body = body
+    }
+
+    public func reduce(into state: inout State, action: ActionEnvelope) throws(ReducerError) {
+        try body(&state, action)
+    }
+}
+
+/// A typed action: a `Codable` payload that knows its action type string.
+///
+/// ```swift
+/// struct AddTodo: ActionPayload {
+///     static let actionType = "todos/add"
+///     var title: String
+/// }
+/// ```
+public protocol ActionPayload: Codable, Sendable {
+    /// The `type` of actions carrying this payload, unique within a store.
+    static var actionType: String { get }
+}
+
+extension ActionPayload {
+    /// Decodes the payload of an action of this type.
+    ///
+    /// An absent payload reads as an empty object, so payload types without fields need no `{}`.
+    /// - Throws: ``ReducerError`` `.invalidPayload`, naming the field that was wrong.
+    public static func decode(from payload: JSONValue) throws(ReducerError) -> Self {
+        do {
+            return try JSONValueDecoder().decode(Self.self, from: payload.isNull ? .object([:]) : payload)
+        } catch {
+            throw ReducerError(.invalidPayload, "invalid payload for '\(actionType)': \(error.message)")
+        }
+    }
+}
+
+/// Handles one typed action: decodes the payload as `Payload` and runs the transition.
+///
+/// A payload that does not decode is refused with ``ReducerError/Code/invalidPayload`` and a message
+/// naming the field that was wrong.
+public struct On<State, Payload: ActionPayload>: Reducer {
+    private let body: @Sendable (inout State, Payload, ActionEnvelope) throws(ReducerError) -> Void
+
+    public init(
+        _ payload: Payload.Type,
+        _ body: @escaping @Sendable (inout State, Payload) throws(ReducerError) -> Void
+    ) {
+        self.body = { (state: inout State, payload: Payload, _: ActionEnvelope) throws(ReducerError) in
+            try body(&state, payload)
+        }
+    }
+
+    /// A handler that also reads the envelope (sequence number, time, dispatcher).
+    public init(
+        _ payload: Payload.Type,
+        withEnvelope body: @escaping @Sendable (inout State, Payload, ActionEnvelope) throws(ReducerError) -> Void
+    ) {
+        self.body = body
+    }
+
+    public var actionTypes: Set<String> { [Payload.actionType] }
+
+    public func reduce(into state: inout State, action: ActionEnvelope) throws(ReducerError) {
+        let payload = try Payload.decode(from: action.payload)
+        try body(&state, payload, action)
+    }
+}

@@ -1,0 +1,80 @@
+import ReelJSON
+
+/// Names a reducer and its version. Checkpoints are stamped with it: a checkpoint made by another
+/// version is not trusted, and the store rebuilds the state by replaying instead.
+public struct ReducerIdentity: Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var version: String
+
+    public init(name: String, version: String) {
+        self.name = name
+        self.version = version
+    }
+
+    public var description: String { "\(name)@\(version)" }
+}
+
+/// Everything a store needs to know about the application: its identity, the initial state, the
+/// middleware that runs at dispatch and the reducers that fold actions into state.
+public struct StoreDefinition<State: StoreState>: Sendable {
+    public var identity: ReducerIdentity
+    public var initialState: State
+    public var middleware: [any Middleware<State>]
+    public var reducer: any Reducer<State>
+
+    public init(
+        name: String,
+        version: String,
+        initialState: State,
+        middleware: [any Middleware<State>] = [],
+        reducer: some Reducer<State>
+    ) {
+        self.identity = ReducerIdentity(name: name, version: version)
+        self.initialState = initialState
+        self.middleware = middleware
+        self.reducer = reducer
+    }
+
+    public init(
+        name: String,
+        version: String,
+        initialState: State,
+        middleware: [any Middleware<State>] = [],
+        @ReducerBuilder<State> reducers: () -> [any Reducer<State>]
+    ) {
+        self.init(
+            name: name, version: version, initialState: initialState, middleware: middleware,
+            reducer: CombineReducers(reducers())
+        )
+    }
+
+    /// The action types the reducers handle (store actions such as `@revert` not included).
+    public var actionTypes: Set<String> { reducer.actionTypes }
+
+    /// Checks that some reducer handles the action's type; reserved types are the store's business.
+    public func checkKnown(_ action: Action) throws(ReducerError) {
+        guard !action.isReserved, !reducer.actionTypes.contains(action.type) else { return }
+        let known = reducer.actionTypes.sorted().joined(separator: ", ")
+        throw ReducerError(.unknownActionType, "unknown action type '\(action.type)' (known: \(known))")
+    }
+
+    /// Runs the middleware chain at dispatch time.
+    public func runMiddleware(_ action: Action, state: State, context: DispatchContext) throws(ReducerError) -> Action {
+        var action = action
+        for step in middleware {
+            action = try step.process(action, state: state, context: context)
+        }
+        return action
+    }
+}
+
+extension StoreDefinition where State == JSONValue {
+    /// The stock store: state is one JSON document, initially `{}`, changed by the mutations of
+    /// ``JSONDocumentReducer``.
+    public static var stock: StoreDefinition<JSONValue> {
+        StoreDefinition(
+            name: JSONDocumentReducer.name, version: JSONDocumentReducer.version,
+            initialState: .object([:]), reducer: JSONDocumentReducer()
+        )
+    }
+}

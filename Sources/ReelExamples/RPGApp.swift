@@ -1,0 +1,153 @@
+import ReelCore
+
+/// The RPG seed: a character, enemies and the current save data, each slice with its own reducer.
+///
+/// Attacks show what middleware is for: the damage depends on the attacker's attack value, which
+/// lives in another slice. Middleware reads it at dispatch time and writes it into the logged
+/// action, so each slice reducer stays pure over its own slice and a replay never needs to know
+/// what the attacker's stats were.
+public enum RPGApp {
+    public struct State: StoreState {
+        public var character: Character
+        public var enemies: [Enemy]
+        public var saveData: SaveData
+
+        public init(character: Character, enemies: [Enemy], saveData: SaveData = SaveData()) {
+            self.character = character
+            self.enemies = enemies
+            self.saveData = saveData
+        }
+    }
+
+    public struct Character: Codable, Equatable, Sendable {
+        public var name: String
+        public var hp: Int
+        public var attack: Int
+        public init(name: String, hp: Int, attack: Int) {
+            self.name = name
+            self.hp = hp
+            self.attack = attack
+        }
+    }
+
+    public struct Enemy: Codable, Equatable, Sendable {
+        public var id: String
+        public var name: String
+        public var hp: Int
+        public var attack: Int
+        public init(id: String, name: String, hp: Int, attack: Int) {
+            self.id = id
+            self.name = name
+            self.hp = hp
+            self.attack = attack
+        }
+    }
+
+    /// Which save slot the current game came from, and how many times it was loaded.
+    public struct SaveData: Codable, Equatable, Sendable {
+        public var slot: String?
+        public var loads: Int
+        public init(slot: String? = nil, loads: Int = 0) {
+            self.slot = slot
+            self.loads = loads
+        }
+    }
+
+    /// `rpg/attackEnemy {enemyId}`: the enemy loses the character's attack in HP. Middleware fills
+    /// in `damage`.
+    public struct AttackEnemy: ActionPayload {
+        public static let actionType = "rpg/attackEnemy"
+        public var enemyId: String
+        public var damage: Int?
+        public init(enemyId: String, damage: Int? = nil) {
+            self.enemyId = enemyId
+            self.damage = damage
+        }
+    }
+
+    /// `rpg/attackCharacter {enemyId}`: the character loses that enemy's attack in HP. Middleware
+    /// fills in `damage`.
+    public struct AttackCharacter: ActionPayload {
+        public static let actionType = "rpg/attackCharacter"
+        public var enemyId: String
+        public var damage: Int?
+        public init(enemyId: String, damage: Int? = nil) {
+            self.enemyId = enemyId
+            self.damage = damage
+        }
+    }
+
+    /// `rpg/setSaveData {slot, character, enemies}`: a save was loaded; character and enemies are
+    /// replaced.
+    public struct SetSaveData: ActionPayload {
+        public static let actionType = "rpg/setSaveData"
+        public var slot: String
+        public var character: Character
+        public var enemies: [Enemy]
+        public init(slot: String, character: Character, enemies: [Enemy]) {
+            self.slot = slot
+            self.character = character
+            self.enemies = enemies
+        }
+    }
+
+    public static let initialState = State(
+        character: Character(name: "Hero", hp: 30, attack: 7),
+        enemies: [
+            Enemy(id: "slime", name: "Slime", hp: 12, attack: 3),
+            Enemy(id: "goblin", name: "Goblin", hp: 20, attack: 5),
+        ]
+    )
+
+    public static let definition = StoreDefinition(
+        name: "rpg", version: "1", initialState: initialState,
+        middleware: [
+            Enrich(AttackEnemy.self) { attack, state, _ throws(ReducerError) in
+                var attack = attack
+                attack.damage = state.character.attack
+                return attack
+            },
+            Enrich(AttackCharacter.self) { attack, state, _ throws(ReducerError) in
+                guard let enemy = state.enemies.first(where: { $0.id == attack.enemyId }) else {
+                    throw .rejected("no enemy '\(attack.enemyId)'")
+                }
+                var attack = attack
+                attack.damage = enemy.attack
+                return attack
+            },
+        ]
+    ) {
+        Scope(\State.character) {
+            On(AttackCharacter.self) { character, attack throws(ReducerError) in
+                character.hp -= try damage(attack.damage)
+            }
+            On(SetSaveData.self) { character, save throws(ReducerError) in
+                character = save.character
+            }
+        }
+        Scope(\State.enemies) {
+            On(AttackEnemy.self) { enemies, attack throws(ReducerError) in
+                guard let index = enemies.firstIndex(where: { $0.id == attack.enemyId }) else {
+                    throw .rejected("no enemy '\(attack.enemyId)'")
+                }
+                enemies[index].hp -= try damage(attack.damage)
+            }
+            On(SetSaveData.self) { enemies, save throws(ReducerError) in
+                enemies = save.enemies
+            }
+        }
+        Scope(\State.saveData) {
+            On(SetSaveData.self) { saveData, save throws(ReducerError) in
+                saveData.slot = save.slot
+                saveData.loads += 1
+            }
+        }
+    }
+
+    /// The damage the middleware logged. An attack logged without one did not pass through the
+    /// middleware (an import of hand-written actions, say): refuse it rather than guess.
+    static func damage(_ damage: Int?) throws(ReducerError) -> Int {
+        guard let damage, damage >= 0 else { throw .rejected("an attack needs a non-negative 'damage'") }
+        return damage
+    }
+}

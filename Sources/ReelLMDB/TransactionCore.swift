@@ -1,0 +1,179 @@
+import CReelLMDB
+
+/// The operations both transaction kinds share, on the raw `MDB_txn`.
+///
+/// ``LMDBReadTransaction`` and ``LMDBWriteTransaction`` are thin `~Copyable` shells around this,
+/// so that the checks live in one place: the database belongs to this environment, and for a
+/// write transaction, the call is on the thread that began it.
+struct TransactionCore {
+    let txn: OpaquePointer
+    let environmentID: UInt64
+    /// Present for write transactions: the thread check, the map-full flag, the borrow depth.
+    let write: UnsafeMutablePointer<WriteState>?
+
+    /// Checks every operation makes before touching LMDB.
+    @inline(__always)
+    func enter(_ db: LMDBDatabase) {
+        precondition(db.environmentID == environmentID,
+                     "LMDBDatabase '\(db.name)' belongs to another LMDBEnvironment")
+        checkThread()
+    }
+
+    /// A write transaction must stay on the thread that began it: LMDB's writer lock is a mutex
+    /// owned by that thread, and unlocking it from another thread is undefined behaviour.
+    @inline(__always)
+    func checkThread() {
+        if let write {
+            precondition(write.pointee.thread == currentThreadID(),
+                         "LMDB write transaction used on a thread other than the one that began it")
+        }
+    }
+
+    /// Checks for a modifying operation: also, no value bytes of this transaction are being read,
+    /// since a write may copy or split the pages those bytes point into.
+    @inline(__always)
+    func enterWrite(_ db: LMDBDatabase) {
+        enter(db)
+        guard let write else { preconditionFailure("write operation on a read transaction") }
+        precondition(write.pointee.borrowDepth == 0,
+                     "LMDB write while value bytes of the same transaction are borrowed "
+                        + "(inside withValue, forEach or withCursor); collect what you need, then write")
+    }
+
+    /// Brackets a scope that hands out value bytes; see ``enterWrite(_:)``.
+    @inline(__always)
+    func beginBorrow() { write?.pointee.borrowDepth += 1 }
+    @inline(__always)
+    func endBorrow() { write?.pointee.borrowDepth -= 1 }
+
+    /// Turns a failed write into an error, remembering `MDB_MAP_FULL` so the write loop re-runs
+    /// the body on a bigger map even if the body swallows the error.
+    func writeFailure(_ rc: Int32, _ operation: StaticString) -> LMDBError {
+        if rc == MDB_MAP_FULL { write?.pointee.mapFull = true }
+        return LMDBError.make(rc, operation, nil)
+    }
+
+    // MARK: Reading
+
+    /// The value stored under `key`, pointing into the map; valid until this transaction ends or writes.
+    func lookup(_ key: UnsafeRawBufferPointer, in db: LMDBDatabase) throws(LMDBError) -> MDB_val? {
+        enter(db)
+        var k = MDB_val(key)
+        var value = MDB_val()
+        return try LMDBError.found(mdb_get(txn, db.handle, &k, &value), "mdb_get") ? value : nil
+    }
+
+    func withValue<R>(forRawKey key: UnsafeRawBufferPointer, in db: LMDBDatabase,
+                      _ body: (RawSpan) throws -> R) throws -> R?
+    {
+        guard let value = try lookup(key, in: db) else { return nil }
+        beginBorrow()
+        defer { endBorrow() }
+        let bytes = value.bytes
+        return try body(RawSpan(_unsafeBytes: bytes))
+    }
+
+    func stat(_ db: LMDBDatabase) throws(LMDBError) -> LMDBStat {
+        enter(db)
+        var raw = MDB_stat()
+        try LMDBError.check(mdb_stat(txn, db.handle, &raw), "mdb_stat")
+        return LMDBStat(raw)
+    }
+
+    /// Iterates with one cursor and no allocation per entry: each step is one `mdb_cursor_get`
+    /// and two spans over the map.
+    func forEach(in db: LMDBDatabase, rawStart start: UnsafeRawBufferPointer?, reverse: Bool,
+                 _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool) throws
+    {
+        let cursor = try openCursor(db)
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        var found: Bool
+        if let start {
+            found = reverse
+                ? try position(cursor, atOrBefore: start, in: db, &key, &value)
+                : try move(cursor, MDB_SET_RANGE, &key, &value, seeking: start)
+        } else {
+            found = try move(cursor, reverse ? MDB_LAST : MDB_FIRST, &key, &value)
+        }
+        let step = reverse ? MDB_PREV : MDB_NEXT
+        beginBorrow()
+        defer { endBorrow() }
+        while found {
+            let keyBytes = key.bytes
+            let valueBytes = value.bytes
+            guard try body(RawSpan(_unsafeBytes: keyBytes), RawSpan(_unsafeBytes: valueBytes)) else { return }
+            found = try move(cursor, step, &key, &value)
+        }
+    }
+
+    func withCursor<R>(in db: LMDBDatabase, _ body: (inout LMDBCursor) throws -> R) throws -> R {
+        let handle = try openCursor(db)
+        beginBorrow()
+        var cursor = LMDBCursor(handle: handle, core: self, database: db)
+        defer {
+            // Two cursors' closures can be nested and the values swapped (`swap(&a, &b)`); the
+            // handle closed here must be the one the caller can no longer reach.
+            precondition(cursor.handle == handle, "an LMDBCursor was moved out of its withCursor scope")
+            endBorrow()
+            mdb_cursor_close(handle)
+        }
+        return try body(&cursor)
+    }
+
+    // MARK: Cursor primitives
+
+    func openCursor(_ db: LMDBDatabase) throws(LMDBError) -> OpaquePointer {
+        enter(db)
+        var cursor: OpaquePointer?
+        try LMDBError.check(mdb_cursor_open(txn, db.handle, &cursor), "mdb_cursor_open")
+        return cursor!
+    }
+
+    /// One `mdb_cursor_get`; `false` when there is no such entry.
+    @inline(__always)
+    func move(_ cursor: OpaquePointer, _ op: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val)
+        throws(LMDBError) -> Bool
+    {
+        try LMDBError.found(mdb_cursor_get(cursor, &key, &value, op), "mdb_cursor_get")
+    }
+
+    /// A positioning `mdb_cursor_get` (`MDB_SET_RANGE`, `MDB_SET_KEY`) that takes `target` as input.
+    func move(_ cursor: OpaquePointer, _ op: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val,
+              seeking target: UnsafeRawBufferPointer) throws(LMDBError) -> Bool
+    {
+        key = MDB_val(target)
+        return try move(cursor, op, &key, &value)
+    }
+
+    /// Positions at the last entry whose key is at or before `target` in the database's order.
+    func position(_ cursor: OpaquePointer, atOrBefore target: UnsafeRawBufferPointer, in db: LMDBDatabase,
+                  _ key: inout MDB_val, _ value: inout MDB_val) throws(LMDBError) -> Bool
+    {
+        guard try move(cursor, MDB_SET_RANGE, &key, &value, seeking: target) else {
+            return try move(cursor, MDB_LAST, &key, &value)  // every key is before target
+        }
+        var wanted = MDB_val(target)
+        if mdb_cmp(txn, db.handle, &key, &wanted) == 0 { return true }
+        return try move(cursor, MDB_PREV, &key, &value)  // landed after target: step back once
+    }
+}
+
+extension MDB_val {
+    /// Points LMDB at Swift-owned bytes for the duration of one call. LMDB never writes through it.
+    @inline(__always)
+    init(_ buffer: UnsafeRawBufferPointer) {
+        self.init(mv_size: buffer.count,
+                  mv_data: UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? emptyBytes))
+    }
+
+    /// The bytes LMDB returned; they live in the map, valid only inside the transaction.
+    @inline(__always)
+    var bytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: mv_data, count: mv_size)
+    }
+}
+
+/// A non-null address for empty keys and values, so LMDB never sees a null `mv_data`.
+nonisolated(unsafe) private let emptyBytes = UnsafeRawPointer(UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))

@@ -1,0 +1,131 @@
+import ReelCore
+import ReelJSON
+import ReelLMDB
+
+/// A Reel data directory: one LMDB environment holding the action log, checkpoints, idempotency
+/// keys and metadata. This is the narrow storage interface the store engine and the time-travel
+/// tools use; nothing above it sees LMDB.
+///
+/// Databases:
+/// - `log`: big-endian seq → ``ActionEnvelope`` (appended with `MDB_APPEND`; never rewritten)
+/// - `checkpoints`: big-endian seq → ``Checkpoint``
+/// - `dedup`: idempotency key → the seqs it was given
+/// - `meta`: format version, the reducer the directory was created for, creation time
+///
+/// A read-only handle (``Options/readOnly``) never writes and is safe to use while a daemon in
+/// another process appends.
+public final class DataDirectory: Sendable {
+    /// The storage format this build reads and writes, recorded in `meta` when a directory is created.
+    public static let formatVersion = "1"
+
+    /// How to open a data directory.
+    public struct Options: Sendable {
+        /// Open without writing anything, for inspection while a daemon runs.
+        public var readOnly: Bool = false
+        /// Size of the memory map to start with; it grows by itself when full.
+        public var initialMapSize: Int = 64 << 20
+        /// The map never grows beyond this: writes then fail with ``StorageError/Code/full``.
+        public var maxMapSize: Int = 1 << 40
+        /// `false` skips fsync at commit: for benchmarks and throwaway tests only, never for data
+        /// anyone wants to keep.
+        public var durable: Bool = true
+
+        public init(readOnly: Bool = false, initialMapSize: Int = 64 << 20, maxMapSize: Int = 1 << 40, durable: Bool = true) {
+            self.readOnly = readOnly
+            self.initialMapSize = initialMapSize
+            self.maxMapSize = maxMapSize
+            self.durable = durable
+        }
+    }
+
+    public let path: String
+    public let isReadOnly: Bool
+    /// Metadata recorded when the directory was created.
+    public let metadata: Metadata
+    /// Stale reader slots (left by killed processes) cleared when the directory was opened.
+    public let staleReadersCleared: Int
+
+    let env: LMDBEnvironment
+    let log: LMDBDatabase
+    let checkpoints: LMDBDatabase
+    let dedup: LMDBDatabase
+    let meta: LMDBDatabase
+
+    /// Opens a data directory, creating it (unless read-only) when it does not exist.
+    ///
+    /// - Parameters:
+    ///   - path: the directory.
+    ///   - reducerName: the reducer the caller runs. A new directory records it; an existing one
+    ///     made for another reducer is refused. `nil` (for tools) accepts any.
+    ///   - options: how to open it.
+    /// - Throws: ``StorageError`` `.notFound`, `.incompatible` or `.io` with a reason a person can act on.
+    public init(path: String, reducerName: String?, options: Options = Options()) throws(StorageError) {
+        self.path = path
+        self.isReadOnly = options.readOnly
+        do {
+            env = try LMDBEnvironment(
+                path: path,
+                options: LMDBEnvironment.Options(
+                    mapSize: options.initialMapSize, maxMapSize: options.maxMapSize, maxDatabases: 8,
+                    readOnly: options.readOnly, durability: options.durable ? .full : .noSync
+                )
+            )
+        } catch {
+            throw Self.openError(error, path: path, readOnly: options.readOnly)
+        }
+        staleReadersCleared = env.staleReadersCleared
+        do {
+            let create = !options.readOnly
+            guard let log = try env.openDatabase("log", create: create),
+                let checkpoints = try env.openDatabase("checkpoints", create: create),
+                let dedup = try env.openDatabase("dedup", create: create),
+                let meta = try env.openDatabase("meta", create: create)
+            else {
+                throw StorageError(.notFound, "\(path) is not a Reel data directory (no log in it)")
+            }
+            (self.log, self.checkpoints, self.dedup, self.meta) = (log, checkpoints, dedup, meta)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, "cannot open the databases in \(path): \(error)", underlying: error as? LMDBError)
+        }
+        metadata = try Metadata.load(env: env, db: meta, path: path, reducerName: reducerName, readOnly: options.readOnly)
+    }
+
+    private static func openError(_ error: LMDBError, path: String, readOnly: Bool) -> StorageError {
+        if error.code == .notFound || error.code == .noSuchFile {
+            return StorageError(.notFound, "no data directory at \(path)", underlying: error)
+        }
+        if error.code == .accessDenied {
+            return StorageError(.io, "permission denied opening \(path): \(error.message)", underlying: error)
+        }
+        if error.code == .invalid || error.code == .versionMismatch || error.code == .incompatible {
+            return StorageError(.incompatible, "\(path) is not an LMDB environment this build can read: \(error.message)", underlying: error)
+        }
+        return StorageError(.io, "cannot open \(path): \(error.message)", underlying: error)
+    }
+
+    /// Wraps an LMDB failure in a ``StorageError``, telling "full" apart from other I/O failures.
+    static func wrap(_ error: any Error, _ what: String) -> StorageError {
+        if let error = error as? StorageError { return error }
+        guard let lmdb = error as? LMDBError else {
+            return StorageError(.io, "\(what): \(error)")
+        }
+        if lmdb.code == .mapFull || lmdb.code == .noSpace {
+            return StorageError(.full, "\(what): storage is full (\(lmdb.message))", underlying: lmdb)
+        }
+        return StorageError(.io, "\(what): \(lmdb.message)", underlying: lmdb)
+    }
+
+    /// Current size of the memory map in bytes.
+    public var mapSize: Int { env.mapSize }
+
+    /// A consistent, compact copy of the whole directory, safe while writers run.
+    public func backup(to destination: String) throws(StorageError) {
+        do {
+            try env.copy(to: destination, compact: true)
+        } catch {
+            throw Self.wrap(error, "backup to \(destination) failed")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import ReelCore
+import ReelJSON
+
+/// Folds logged actions into state: the reducers for ordinary actions, the store itself for
+/// reserved ones (`@revert`). The writer (at dispatch) and the timeline (at replay) share it, so a
+/// replay computes exactly what the writer computed.
+struct Fold<State: StoreState>: Sendable {
+    let definition: StoreDefinition<State>
+
+    /// Applies one action.
+    ///
+    /// - Parameters:
+    ///   - envelope: the action.
+    ///   - state: the state before; after, on success. Unchanged when this throws (reducers honour
+    ///     that; the writer also restores multi-action batches itself).
+    ///   - stateAt: the state at an earlier seq, for `@revert`.
+    func apply(
+        _ envelope: ActionEnvelope, to state: inout State, stateAt: (UInt64) throws(StoreError) -> State
+    ) throws(StoreError) {
+        let storeAction: StoreAction?
+        do {
+            storeAction = try StoreAction(envelope.action)
+        } catch {
+            throw StoreError(error)
+        }
+        switch storeAction {
+        case .revert(let to)?:
+            guard to < envelope.seq else {
+                throw StoreError(.seqOutOfRange, "@revert to \(to) at seq \(envelope.seq): only earlier seqs can be restored")
+            }
+            state = try stateAt(to)
+        case nil:
+            // No defensive copy here: reducers leave the state unchanged when they throw (the
+            // `Reducer` contract), and a copy per action would make every replay step copy the root.
+            do {
+                try definition.reducer.reduce(into: &state, action: envelope)
+            } catch {
+                throw StoreError(error)
+            }
+        }
+    }
+}
+
+/// The outcome of rebuilding the state at a seq.
+public struct Reconstruction<State: StoreState>: Sendable {
+    public var seq: UInt64
+    public var state: State
+    /// The checkpoint the rebuild started from, or `nil` when it replayed from the start.
+    public var checkpointSeq: UInt64?
+    /// Checkpoints passed over (another reducer version, or damaged), with the reason.
+    public var skippedCheckpoints: [(seq: UInt64, reason: String)]
+    /// How many actions were folded after the checkpoint.
+    public var replayed: Int
+    /// Logged actions the current reducers refused while replaying (their seq and the reason). The
+    /// state is left unchanged for them. Empty unless the reducers changed meaning since logging.
+    public var refused: [(seq: UInt64, reason: String)]
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import ReelCore
+import ReelJSON
+import ReelStorage
+
+/// An event-sourced store on a data directory: dispatch actions, read the state, travel in time.
+///
+/// Opening a store restores the newest checkpoint made by the current reducer version and replays
+/// the log after it. Dispatches from any number of tasks go to one writer thread, which commits
+/// the actions that arrive together in one transaction and one sync (group commit) and answers
+/// each dispatcher only once its actions are durable.
+///
+/// ```swift
+/// let store = try Store(path: "./reel-data", definition: .stock)
+/// let result = try await store.dispatch(Action(type: "set", payload: ["path": "/n", "value": 1]))
+/// print(result.seq, store.snapshot.state)
+/// await store.close()
+/// ```
+public final class Store<State: StoreState>: Sendable {
+    public let definition: StoreDefinition<State>
+    public let directory: DataDirectory
+    /// Read-only time travel over this store's log.
+    public let timeline: Timeline<State>
+    private let writer: Writer<State>
+
+    /// Opens (or creates) the store in `path`.
+    ///
+    /// - Throws: ``StoreError`` `.storage` with a reason a person can act on: the directory is
+    ///   unreadable, of an incompatible format, made for another reducer, or damaged.
+    public init(
+        path: String, definition: StoreDefinition<State>, options: StoreOptions = StoreOptions(),
+        logger: Logger = Logger(label: "reel.store")
+    ) throws(StoreError) {
+        var storageOptions = options.storage
+        storageOptions.readOnly = false
+        do {
+            directory = try DataDirectory(path: path, reducerName: definition.identity.name, options: storageOptions)
+        } catch {
+            throw StoreError(error)
+        }
+        if directory.staleReadersCleared > 0 {
+            logger.notice("cleared \(directory.staleReadersCleared) stale LMDB reader slots left by killed processes")
+        }
+        self.definition = definition
+        timeline = Timeline(directory: directory, definition: definition)
+
+        let started = ContinuousClock.now
+        let restored = try timeline.reconstruct(at: try timeline.latestSeq())
+        for skipped in restored.skippedCheckpoints {
+            logger.notice("checkpoint at seq \(skipped.seq) ignored: \(skipped.reason); rebuilding by replay")
+        }
+        for refusal in restored.refused.prefix(10) {
+            logger.warning("logged action \(refusal.seq) is refused by the current reducers and left out: \(refusal.reason)")
+        }
+        logger.info(
+            "store open",
+            metadata: [
+                "path": "\(path)", "seq": "\(restored.seq)", "reducer": "\(definition.identity)",
+                "checkpoint": "\(restored.checkpointSeq.map(String.init) ?? "none")",
+                "replayed": "\(restored.replayed)", "took": "\(ContinuousClock.now - started)",
+            ]
+        )
+        let lastCheckpoint: UInt64
+        do {
+            lastCheckpoint = try directory.checkpointHeaders().filter { $0.reducer == definition.identity }.last?.seq ?? 0
+        } catch {
+            throw StoreError(error)
+        }
+        writer = Writer(
+            definition: definition, directory: directory, options: options, logger: logger,
+            restored: restored, lastCheckpointSeq: lastCheckpoint
+        )
+        writer.start()
+    }
+
+    /// The latest committed seq and state.
+    public var snapshot: StoreSnapshot<State> { writer.shared.withLock { $0.snapshot } }
+
+    /// Counters: commits, actions, refusals, checkpoints.
+    public var statistics: StoreStatistics { writer.shared.withLock { $0.statistics } }
+
+    /// Dispatches one action and returns once it is durable.
+    ///
+    /// - Parameters:
+    ///   - action: the action.
+    ///   - peer: who dispatches it (the server passes the socket's peer credentials).
+    ///   - expectedSeq: accept only if the latest seq is this one (optimistic concurrency).
+    ///   - idempotencyKey: a retry with the same key returns the first result, marked duplicate.
+    /// - Throws: ``StoreError``: `.rejected`, `.unknownActionType`, `.seqMismatch`,
+    ///   `.seqOutOfRange` (a bad `@revert`), `.storage` (not durable, not acknowledged),
+    ///   `.shuttingDown`.
+    @discardableResult
+    public func dispatch(
+        _ action: Action, peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil
+    ) async throws(StoreError) -> DispatchResult {
+        try await dispatch(batch: [action], peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+    }
+
+    /// Dispatches several actions atomically: all are accepted and durable with consecutive seqs,
+    /// or none is logged.
+    @discardableResult
+    public func dispatch(
+        batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil,
+        idempotencyKey: String? = nil
+    ) async throws(StoreError) -> DispatchResult {
+        guard !actions.isEmpty else { throw StoreError(.invalidArgument, "a batch needs at least one action") }
+        let queue = writer.queue
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DispatchResult, StoreError>, Never>) in
+            let request = DispatchRequest(
+                actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey,
+                reply: { continuation.resume(returning: $0) }
+            )
+            if !queue.submit(request) {
+                continuation.resume(returning: .failure(StoreError(.shuttingDown, "the store is shutting down")))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Stops accepting dispatches, finishes those already queued, writes a checkpoint and releases
+    /// the writer. Later dispatches fail with `.shuttingDown`. Safe to call more than once.
+    public func close() async {
+        await writer.finish()
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import ReelCore
+import ReelStorage
+
+/// How a store runs.
+public struct StoreOptions: Sendable {
+    /// Write a checkpoint every this many actions (0: only at clean shutdown). Smaller means faster
+    /// time travel and restarts, larger means less disk.
+    public var checkpointEvery: UInt64 = 10_000
+    /// The most actions one group commit takes, to bound the latency of the requests behind it.
+    public var maxActionsPerCommit: Int = 10_000
+    /// Write a checkpoint when the store closes, so the next open replays nothing. Turning it off
+    /// only makes sense to exercise recovery by replay.
+    public var checkpointAtShutdown = true
+    /// How to open the data directory.
+    public var storage = DataDirectory.Options()
+
+    public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
+        self.checkpointEvery = checkpointEvery
+        self.maxActionsPerCommit = maxActionsPerCommit
+        self.storage = storage
+    }
+}
+
+/// The answer to an accepted dispatch, sent once the actions are durable.
+public struct DispatchResult: Sendable, Equatable {
+    /// The seqs the actions got: one for a single action, consecutive for a batch.
+    public var seqs: ClosedRange<UInt64>
+    /// `true` when the idempotency key had been used already: nothing new was applied and `seqs`
+    /// are the seqs of the first dispatch.
+    public var duplicate: Bool
+
+    public init(seqs: ClosedRange<UInt64>, duplicate: Bool = false) {
+        self.seqs = seqs
+        self.duplicate = duplicate
+    }
+
+    /// The first (for a single action, the only) seq.
+    public var seq: UInt64 { seqs.lowerBound }
+}
+
+/// The latest committed state and its seq. Everyone who reads the store sees one of these: never
+/// a state that is not on disk.
+public struct StoreSnapshot<State: Sendable>: Sendable {
+    public var seq: UInt64
+    public var state: State
+}
+
+/// Counters of a running store.
+public struct StoreStatistics: Sendable, Equatable {
+    /// The latest committed seq.
+    public var seq: UInt64 = 0
+    /// Transactions committed with at least one action.
+    public var commits: UInt64 = 0
+    /// Actions committed since the store was opened.
+    public var actionsCommitted: UInt64 = 0
+    /// The most actions one commit carried.
+    public var largestCommit: Int = 0
+    /// Dispatches refused (rejected, unknown type, stale `expectedSeq`…).
+    public var dispatchesRefused: UInt64 = 0
+    /// Dispatches answered from an idempotency key.
+    public var duplicates: UInt64 = 0
+    /// Commits that failed (nothing of them was acknowledged).
+    public var commitFailures: UInt64 = 0
+    /// Checkpoints written since the store was opened, and the newest one's seq.
+    public var checkpointsWritten: UInt64 = 0
+    public var lastCheckpointSeq: UInt64 = 0
+    /// How the state was restored when the store opened.
+    public var restoredFromCheckpoint: UInt64?
+    public var replayedAtOpen: Int = 0
+}
+
+extension Peer {
+    /// This process: for actions dispatched in-process rather than over a socket.
+    public static var currentProcess: Peer {
+        Peer(uid: UInt32(getuid()), gid: UInt32(getgid()), pid: Int32(getpid()))
+    }
+}
+
+/// One dispatch waiting for the writer.
+struct DispatchRequest: Sendable {
+    var actions: [Action]
+    var peer: Peer
+    var expectedSeq: UInt64?
+    var idempotencyKey: String?
+    let reply: @Sendable (Result<DispatchResult, StoreError>) -> Void
+
+    /// `@revert` reads committed history, so a request carrying one starts a group of its own.
+    var containsStoreAction: Bool { actions.contains { $0.isReserved } }
+}

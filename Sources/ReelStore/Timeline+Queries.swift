@@ -1,0 +1,114 @@
+import ReelCore
+import ReelJSON
+import ReelStorage
+
+/// A page of history.
+public struct HistoryPage: Sendable {
+    public var actions: [ActionEnvelope]
+    /// The seq to ask for next when the page was cut by the limit; `nil` at the end of the range.
+    public var next: UInt64?
+}
+
+/// The result of a what-if replay.
+public struct WhatIf: Sendable {
+    public var value: JSONValue
+    /// Later actions that the reducers refused once the skipped ones were gone (their seq and the
+    /// reason); each left the state unchanged.
+    public var refused: [(seq: UInt64, reason: String)]
+}
+
+extension Timeline {
+    /// The JSON value at `path` in the state at `seq`.
+    ///
+    /// - Throws: ``StoreError`` `.pathNotFound` when nothing is at `path`.
+    public func value(at seq: UInt64, path: JSONPointer = .root) throws(StoreError) -> JSONValue {
+        try Self.slice(try state(at: seq), path: path, seq: seq)
+    }
+
+    /// The JSON value at `path` in a state.
+    public static func slice(_ state: State, path: JSONPointer, seq: UInt64) throws(StoreError) -> JSONValue {
+        let json: JSONValue
+        do {
+            json = try state.jsonValue()
+        } catch {
+            throw StoreError(.storage, "the state at seq \(seq) cannot be written as JSON: \(error.message)")
+        }
+        guard let value = json.value(at: path) else {
+            throw StoreError(.pathNotFound, "nothing at \(path.isRoot ? "\"\"" : path.description) in the state at seq \(seq)")
+        }
+        return value
+    }
+
+    /// An RFC 6902 patch turning the state at `from` into the state at `to`, under `path`.
+    ///
+    /// Paths in the patch are absolute (they start with `path`). A slice that exists at only one of
+    /// the two seqs gives an `add` or a `remove` of the whole slice; one that exists at neither is
+    /// `.pathNotFound`.
+    public func diff(from: UInt64, to: UInt64, path: JSONPointer = .root) throws(StoreError) -> JSONPatch {
+        let before = try state(at: from).jsonValueOrThrow(seq: from).value(at: path)
+        let after = try state(at: to).jsonValueOrThrow(seq: to).value(at: path)
+        switch (before, after) {
+        case let (before?, after?):
+            return JSONPatch(from: before, to: after).prefixed(with: path)
+        case (nil, let after?):
+            return JSONPatch([.add(path: path, value: after)])
+        case (_?, nil):
+            return JSONPatch([.remove(path: path)])
+        case (nil, nil):
+            throw StoreError(.pathNotFound, "nothing at \(path) at seq \(from) nor at seq \(to)")
+        }
+    }
+
+    /// What the state would be at `to` had the actions in `skipping` never been dispatched. The log
+    /// is not touched.
+    public func replay(to: UInt64, skipping: Set<UInt64>, path: JSONPointer = .root) throws(StoreError) -> WhatIf {
+        let latest = try latestSeq()
+        guard to <= latest else {
+            throw StoreError(.seqOutOfRange, "seq \(to) is beyond the latest seq \(latest)")
+        }
+        let skipped = skipping.filter { $0 >= 1 && $0 <= to }
+        guard let firstSkipped = skipped.min() else {
+            return WhatIf(value: try Self.slice(try state(at: to), path: path, seq: to), refused: [])
+        }
+        var result = try reconstruct(at: firstSkipped - 1)
+        result.refused = []
+        try replay(from: firstSkipped, through: to, into: &result, skipping: skipped)
+        return WhatIf(value: try Self.slice(result.state, path: path, seq: to), refused: result.refused)
+    }
+
+    /// Logged actions from `from` through `to`, optionally only those whose type is in `types`, at
+    /// most `limit` of them.
+    public func history(
+        from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil
+    ) throws(StoreError) -> HistoryPage {
+        guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
+        let last = try to ?? latestSeq()
+        var page = HistoryPage(actions: [], next: nil)
+        do {
+            try directory.forEachEnvelope(from: max(from, 1), through: last) { envelope in
+                if let types, !types.contains(envelope.type) { return true }
+                if page.actions.count == limit {
+                    page.next = envelope.seq
+                    return false
+                }
+                page.actions.append(envelope)
+                return true
+            }
+        } catch let error as StorageError {
+            throw StoreError(error)
+        } catch {
+            throw StoreError(.storage, "cannot read history: \(error)")
+        }
+        return page
+    }
+}
+
+extension StoreState {
+    func jsonValueOrThrow(seq: UInt64) throws(StoreError) -> JSONValue {
+        do {
+            return try jsonValue()
+        } catch {
+            throw StoreError(.storage, "the state at seq \(seq) cannot be written as JSON: \(error.message)")
+        }
+    }
+}

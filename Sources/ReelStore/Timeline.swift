@@ -1,0 +1,105 @@
+import ReelCore
+import ReelJSON
+import ReelStorage
+
+/// A read-only view over a data directory and a reducer: the state at any seq, what changed between
+/// two seqs, what-if replays and filtered history. Used by the daemon's time-travel methods and by
+/// `reel`, live or offline; every call runs on its own read transactions and never blocks a writer.
+public struct Timeline<State: StoreState>: Sendable {
+    public let directory: DataDirectory
+    public let definition: StoreDefinition<State>
+    private var fold: Fold<State> { Fold(definition: definition) }
+
+    public init(directory: DataDirectory, definition: StoreDefinition<State>) {
+        self.directory = directory
+        self.definition = definition
+    }
+
+    /// The seq of the newest committed action.
+    public func latestSeq() throws(StoreError) -> UInt64 {
+        do { return try directory.latestSeq() } catch { throw StoreError(error) }
+    }
+
+    /// The state at `seq`: the initial state folded with actions 1…seq.
+    public func state(at seq: UInt64) throws(StoreError) -> State {
+        try reconstruct(at: seq).state
+    }
+
+    /// Rebuilds the state at `seq` from the newest usable checkpoint at or before it, and says how.
+    ///
+    /// - Throws: ``StoreError`` `.seqOutOfRange` beyond the latest seq, `.storage` on a read failure.
+    public func reconstruct(at seq: UInt64) throws(StoreError) -> Reconstruction<State> {
+        let latest = try latestSeq()
+        guard seq <= latest else {
+            throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq \(latest)")
+        }
+        let found: (checkpoint: Checkpoint?, skipped: [SkippedCheckpoint])
+        do {
+            found = try directory.newestCheckpoint(atOrBefore: seq, reducer: definition.identity)
+        } catch {
+            throw StoreError(error)
+        }
+        var result = Reconstruction(
+            seq: seq, state: definition.initialState, checkpointSeq: nil,
+            skippedCheckpoints: found.skipped.map { ($0.seq, $0.reason) }, replayed: 0, refused: []
+        )
+        if let checkpoint = found.checkpoint {
+            do {
+                result.state = try State(jsonValue: try checkpoint.state())
+                result.checkpointSeq = checkpoint.seq
+            } catch {
+                // A checkpoint that decodes as JSON but not as `State` means the state type changed
+                // without a version bump: fall back to replaying everything.
+                result.skippedCheckpoints.append((checkpoint.seq, "it does not decode as the current state: \(error)"))
+            }
+        }
+        let start = (result.checkpointSeq ?? 0) + 1
+        try replay(from: start, through: seq, into: &result, skipping: [])
+        return result
+    }
+
+    /// Folds actions `first...last` into `result.state`, leaving out `skipped`.
+    func replay(
+        from first: UInt64, through last: UInt64, into result: inout Reconstruction<State>, skipping: Set<UInt64>
+    ) throws(StoreError) {
+        guard first <= last else { return }
+        let fold = self.fold
+        var state = result.state
+        var replayed = 0
+        var refused: [(UInt64, String)] = []
+        do {
+            try directory.forEachEnvelope(from: first, through: last) { envelope in
+                if skipping.contains(envelope.seq) { return true }
+                do {
+                    try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in
+                        try whatIfState(at: to, skipping: skipping)
+                    }
+                } catch where error.code == .rejected || error.code == .unknownActionType {
+                    refused.append((envelope.seq, error.message))
+                }
+                replayed += 1
+                return true
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as StorageError {
+            throw StoreError(error)
+        } catch {
+            throw StoreError(.storage, "replay failed: \(error)")
+        }
+        result.state = state
+        result.replayed += replayed
+        result.refused += refused
+    }
+
+    /// The state at `seq` as if the actions in `skipping` had never been dispatched.
+    func whatIfState(at seq: UInt64, skipping: Set<UInt64>) throws(StoreError) -> State {
+        guard let firstSkipped = skipping.filter({ $0 <= seq }).min() else {
+            return try state(at: seq)
+        }
+        // Everything before the first skipped action is the real history: start from it.
+        var result = try reconstruct(at: firstSkipped - 1)
+        try replay(from: firstSkipped, through: seq, into: &result, skipping: skipping)
+        return result.state
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import ReelCore
+import ReelStorage
+import Synchronization
+
+/// The one owner of the write path and the current state. Runs on its own thread:
+/// take waiting requests → middleware and reducers → one LMDB transaction and one sync → publish
+/// the state → answer each dispatcher → maybe start a checkpoint (encoded elsewhere).
+///
+/// Every `var` below is touched only on the writer thread (or by `finish` after that thread has
+/// exited); what others read goes through `shared`.
+final class Writer<State: StoreState>: @unchecked Sendable {
+    struct Shared {
+        var snapshot: StoreSnapshot<State>
+        var statistics: StoreStatistics
+    }
+
+    let definition: StoreDefinition<State>
+    let directory: DataDirectory
+    let timeline: Timeline<State>
+    let options: StoreOptions
+    let logger: Logger
+    let queue = WriteQueue<DispatchRequest>()
+    let shared: Mutex<Shared>
+    private let exited = ExitSignal()
+    private let checkpointEncoder = DispatchQueue(label: "reel.checkpoint-encoder")
+
+    private var state: State
+    private var seq: UInt64
+    private var checkpointRequestedSeq: UInt64
+    /// Set when a commit failed and the log on disk no longer matches what the writer believes:
+    /// from then on every dispatch fails with a storage error until the store is reopened.
+    private var poisoned: String?
+
+    init(
+        definition: StoreDefinition<State>, directory: DataDirectory, options: StoreOptions, logger: Logger,
+        restored: Reconstruction<State>, lastCheckpointSeq: UInt64
+    ) {
+        self.definition = definition
+        self.directory = directory
+        self.timeline = Timeline(directory: directory, definition: definition)
+        self.options = options
+        self.logger = logger
+        self.state = restored.state
+        self.seq = restored.seq
+        self.checkpointRequestedSeq = lastCheckpointSeq
+        var statistics = StoreStatistics()
+        statistics.seq = restored.seq
+        statistics.lastCheckpointSeq = lastCheckpointSeq
+        statistics.restoredFromCheckpoint = restored.checkpointSeq
+        statistics.replayedAtOpen = restored.replayed
+        shared = Mutex(Shared(snapshot: StoreSnapshot(seq: restored.seq, state: restored.state), statistics: statistics))
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            exited.signal()
+        }
+        thread.name = "reel-writer"
+        thread.start()
+        // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
+        if options.checkpointEvery > 0, seq - checkpointRequestedSeq >= options.checkpointEvery {
+            requestCheckpoint(seq: seq, state: state)
+        }
+    }
+
+    private func run() {
+        while let work = queue.next(limit: options.maxActionsPerCommit) {
+            var checkpoints = work.checkpoints
+            var start = 0
+            repeat {
+                // A request with a store action (`@revert`) reads committed history: it goes in a
+                // group of its own, after everything before it is committed.
+                var end = start
+                while end < work.requests.count {
+                    if work.requests[end].containsStoreAction && end > start { break }
+                    end += 1
+                    if work.requests[end - 1].containsStoreAction { break }
+                }
+                commitGroup(work.requests[start..<end], checkpoints: checkpoints)
+                checkpoints = []
+                start = end
+            } while start < work.requests.count
+        }
+    }
+
+    /// Waits for the writer thread to drain the queue and stop, then writes the final checkpoint.
+    func finish() async {
+        queue.close()
+        await exited.wait()
+        checkpointEncoder.sync {}  // let an encode in flight land in the queue
+        var checkpoints = queue.takeCheckpoints()
+        let written = shared.withLock { $0.statistics.lastCheckpointSeq }
+        if poisoned == nil, options.checkpointAtShutdown, seq > written, !checkpoints.contains(where: { $0.seq == seq }),
+            let checkpoint = encodeCheckpoint(seq: seq, state: state)
+        {
+            checkpoints.append(checkpoint)
+        }
+        guard !checkpoints.isEmpty else { return }
+        do {
+            try directory.commit(CommitBatch(checkpoints: checkpoints))
+            recordCheckpoints(checkpoints)
+            logger.info("checkpoint written at shutdown", metadata: ["seq": "\(seq)"])
+        } catch {
+            logger.error("could not write the shutdown checkpoint: \(error.message)")
+        }
+    }
+}
+
+/// Lets async code wait for a thread to end.
+final class ExitSignal: Sendable {
+    private let state = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func signal() {
+        let waiters = state.withLock { state in
+            state.done = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import ReelLMDB
+import Testing
+
+/// Misuses the type system cannot rule out must trap loudly, never deadlock or corrupt.
+/// Each runs in a child process (an exit test) and checks the trap's own message.
+@Suite struct LMDBTransactionTrapTests {
+    private func stderr(of result: ExitTest.Result?) -> String {
+        result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+    }
+
+    @Test func nestedWriteOnTheSameThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            // Without the trap LMDB would deadlock on its own writer lock; the watchdog then
+            // exits with success, which fails this expectation.
+            exitSuccessfullyAfter(seconds: 20)
+            try! withTemporaryDirectory { dir in
+                let env = try! LMDBEnvironment(path: dir, options: testOptions())
+                let db = try! env.openDatabase("kv", create: true)!
+                try! env.write { txn throws in
+                    try txn.put(bytes("outer"), forKey: 1, in: db)
+                    try env.write { inner in try inner.put(bytes("inner"), forKey: 2, in: db) }
+                }
+            }
+        }
+        #expect(stderr(of: result).contains("inside a write transaction of the same environment"))
+    }
+
+    @Test func writeTransactionUsedFromAnotherThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            exitSuccessfullyAfter(seconds: 20)
+            try! withTemporaryDirectory { dir in
+                let env = try! LMDBEnvironment(path: dir, options: testOptions())
+                let db = try! env.openDatabase("kv", create: true)!
+                try! env.write { txn throws in
+                    // The transaction is ~Copyable and not Sendable, so only unsafe tricks get it
+                    // onto another thread. Without the thread check this put would succeed and the
+                    // child would exit normally.
+                    runOnAnotherThread { _ = try? txn.put(bytes("x"), forKey: 1, in: db) }
+                }
+            }
+        }
+        #expect(stderr(of: result).contains("on a thread other than the one that began it"))
+    }
+
+    @Test func writingWhileValueBytesAreLentTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            exitSuccessfullyAfter(seconds: 20)
+            try! withTemporaryDirectory { dir in
+                let env = try! LMDBEnvironment(path: dir, options: testOptions())
+                let db = try! env.openDatabase("kv", create: true)!
+                try! env.write { txn throws in
+                    try txn.put(bytes("value"), forKey: 1, in: db)
+                    _ = try txn.withValue(forKey: 1, in: db) { span in
+                        // The put could move the page `span` points into.
+                        try txn.put(bytes("other"), forKey: 2, in: db)
+                        return span.byteCount
+                    }
+                }
+            }
+        }
+        #expect(stderr(of: result).contains("while value bytes of the same transaction are borrowed"))
+    }
+
+    @Test func openingADatabaseInsideATransactionTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            exitSuccessfullyAfter(seconds: 20)
+            try! withTemporaryDirectory { dir in
+                let env = try! LMDBEnvironment(path: dir, options: testOptions())
+                _ = try! env.openDatabase("kv", create: true)!
+                try! env.read { _ in _ = try env.openDatabase("kv") }
+            }
+        }
+        #expect(stderr(of: result).contains("openDatabase called inside a transaction"))
+    }
+
+    @Test func databaseOfAnotherEnvironmentTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            exitSuccessfullyAfter(seconds: 20)
+            try! withTemporaryDirectory { dir in
+                let first = try! LMDBEnvironment(path: dir + "/first", options: testOptions())
+                let second = try! LMDBEnvironment(path: dir + "/second", options: testOptions())
+                let foreign = try! first.openDatabase("kv", create: true)!
+                _ = try! second.openDatabase("kv", create: true)!
+                // Same name and very likely the same MDB_dbi number: only the check tells them apart.
+                try! second.read { txn in _ = try txn.get(1, in: foreign) }
+            }
+        }
+        #expect(stderr(of: result).contains("belongs to another LMDBEnvironment"))
+    }
+}
+
+/// Runs a non-escaping closure on a new thread and waits for it: the unsafe trick it takes to
+/// move a transaction to another thread at all.
+private func runOnAnotherThread(_ body: () -> Void) {
+    withoutActuallyEscaping(body) { operation in
+        nonisolated(unsafe) let operation = operation
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            operation()
+            finished.signal()
+        }
+        finished.wait()
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import ReelCore
+import ReelJSON
+import ReelStorage
+@testable import ReelStore
+import ReelTestSupport
+import Testing
+
+/// Dispatching through the real writer into real LMDB files.
+struct StoreDispatchTests {
+    func set(_ path: String, _ value: JSONValue) -> Action {
+        Action(type: "set", payload: ["path": .string(path), "value": value])
+    }
+
+    @Test func dispatchAssignsGaplessSeqsAndPublishesState() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        #expect(try await store.dispatch(set("/a", 1)).seq == 1)
+        #expect(try await store.dispatch(Action(type: "increment", payload: ["path": "/a", "by": 2])).seq == 2)
+        #expect(store.snapshot.seq == 2)
+        #expect(store.snapshot.state == ["a": 3])
+        await store.close()
+    }
+
+    @Test func concurrentDispatchersGetDistinctGaplessSeqsAndShareCommits() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        let tasks = 64, perTask = 20
+        let seqs = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    var mine: [UInt64] = []
+                    for i in 0..<perTask {
+                        let action = Action(type: "increment", payload: ["path": .string("/t\(task)"), "by": .int(Int64(i))])
+                        mine.append(try await store.dispatch(action).seq)
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let total = tasks * perTask
+        #expect(seqs.sorted() == Array(1...UInt64(total)))
+        let statistics = store.statistics
+        #expect(statistics.actionsCommitted == UInt64(total))
+        #expect(statistics.commits < UInt64(total), "no commit carried more than one action")
+        for task in 0..<tasks {
+            #expect(store.snapshot.state["t\(task)"] == .int(Int64((0..<perTask).reduce(0, +))))
+        }
+        await store.close()
+    }
+
+    @Test func aRejectedActionInABatchRejectsTheWholeBatch() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        try await store.dispatch(set("/keep", true))
+        do {
+            try await store.dispatch(batch: [set("/a", 1), set("/b", 2), Action(type: "remove", payload: ["path": "/nope"])])
+            Issue.record("the batch was accepted")
+        } catch {
+            #expect(error.code == .rejected)
+        }
+        #expect(store.snapshot.seq == 1)
+        #expect(store.snapshot.state == ["keep": true])
+        #expect(try store.timeline.latestSeq() == 1)
+        let result = try await store.dispatch(batch: [set("/a", 1), set("/b", 2)])
+        #expect(result.seqs == 2...3)
+        await store.close()
+    }
+
+    @Test func unknownTypesAndStaleExpectedSeqAreRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        await #expect(throws: StoreError.self) { try await store.dispatch(Action(type: "frobnicate")) }
+        do {
+            try await store.dispatch(Action(type: "frobnicate"))
+        } catch {
+            #expect(error.code == .unknownActionType)
+            #expect(error.code.wireCode == 1002)
+        }
+        try await store.dispatch(set("/a", 1), expectedSeq: 0)
+        do {
+            try await store.dispatch(set("/a", 2), expectedSeq: 0)
+            Issue.record("a stale expectedSeq was accepted")
+        } catch {
+            #expect(error.code == .seqMismatch)
+            #expect(error.currentSeq == 1)
+        }
+        #expect(store.snapshot.state == ["a": 1])
+        await store.close()
+    }
+
+    @Test func idempotencyKeysAnswerRetriesWithTheFirstResult() async throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let store = try Store(path: dir.path, definition: .stock)
+            let first = try await store.dispatch(Action(type: "increment", payload: ["path": "/n"]), idempotencyKey: "k1")
+            let retry = try await store.dispatch(Action(type: "increment", payload: ["path": "/n"]), idempotencyKey: "k1")
+            #expect(first == DispatchResult(seqs: 1...1))
+            #expect(retry == DispatchResult(seqs: 1...1, duplicate: true))
+            let batch = try await store.dispatch(batch: [set("/x", 1), set("/y", 2)], idempotencyKey: "k2")
+            #expect(batch.seqs == 2...3)
+            #expect(store.snapshot.state == ["n": 1, "x": 1, "y": 2])
+            await store.close()
+        }
+        // The keys are durable: a retry after a restart is still recognised.
+        let reopened = try Store(path: dir.path, definition: .stock)
+        let retry = try await reopened.dispatch(set("/x", 100), idempotencyKey: "k2")
+        #expect(retry == DispatchResult(seqs: 2...3, duplicate: true))
+        #expect(reopened.snapshot.state == ["n": 1, "x": 1, "y": 2])
+        await reopened.close()
+    }
+
+    @Test func concurrentRetriesWithOneKeyApplyOnce() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        let results = try await withThrowingTaskGroup(of: DispatchResult.self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await store.dispatch(Action(type: "increment", payload: ["path": "/n"]), idempotencyKey: "same") }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(results.map(\.seqs)) == [1...1])
+        #expect(results.filter { !$0.duplicate }.count == 1)
+        #expect(store.snapshot.state == ["n": 1])
+        await store.close()
+    }
+
+    @Test func dispatchAfterCloseIsRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        await store.close()
+        do {
+            try await store.dispatch(set("/a", 1))
+            Issue.record("dispatch after close was accepted")
+        } catch {
+            #expect(error.code == .shuttingDown)
+        }
+    }
+
+    @Test func aTinyMapGrowsWithoutLosingActions() async throws {
+        let dir = try TemporaryDirectory()
+        var options = StoreOptions(checkpointEvery: 500)
+        options.storage.initialMapSize = 64 << 10
+        let blob = JSONValue.string(String(repeating: "x", count: 2_000))
+        do {
+            let store = try Store(path: dir.path, definition: .stock, options: options)
+            for i in 0..<2_000 {
+                try await store.dispatch(set("/k\(i % 50)", blob))
+            }
+            #expect(store.directory.mapSize > 64 << 10)
+            await store.close()
+        }
+        let reopened = try Store(path: dir.path, definition: .stock, options: options)
+        #expect(reopened.snapshot.seq == 2_000)
+        var seen = 0
+        try reopened.directory.forEachEnvelope(from: 1) { envelope in
+            seen += 1
+            return envelope.payload["value"] == blob
+        }
+        #expect(seen == 2_000)
+        await reopened.close()
+    }
+}
