@@ -189,7 +189,6 @@ public struct BinaryReader {
     /// Reads a string written by `BinaryWriter.writeString(_:)`.
     /// - Throws: `.corruptBinary` when it is truncated or not valid UTF-8.
     public mutating func readString() throws(JSONError) -> String {
-        let start = position
         let length = try readVarint()
         guard length <= UInt64(count - position), let base else { throw truncated("a string") }
         // Validated here rather than with String(validating:as:), whose generic path looks up type
@@ -310,7 +309,7 @@ extension JSONValue {
         guard reader.isAtEnd else {
             throw JSONError(
                 .corruptBinary,
-                "corrupt binary JSON: \(reader.remaining) unexpected bytes after the value at byte \(reader.position)",
+                "corrupt binary JSON: \(reader.remaining) bytes left over after the value at byte \(reader.position)",
                 offset: reader.position)
         }
         self = value

@@ -17,15 +17,9 @@ public enum JSONMergePatch {
             target = patch
             return
         }
-        var members: [String: JSONValue]
-        if case .object(let existing) = target {
-            members = existing
-            // Drop the target's reference so `members` is the only one and edits happen in place.
-            target = .null
-        } else {
-            // RFC 7396: a non-object target becomes an empty object before the merge.
-            members = [:]
-        }
+        // Moving the members out leaves them uniquely referenced, so edits happen in place. A
+        // non-object target becomes an empty object before the merge (RFC 7396 section 2).
+        var members = target.takeMembers() ?? [:]
         for (key, change) in changes {
             if change.isNull {
                 members.removeValue(forKey: key)

@@ -14,6 +14,8 @@ extension JSONValue {
     /// - Parameters:
     ///   - bytes: The UTF-8 text of the document. It is only read during the call.
     ///   - maxDepth: How many arrays and objects may nest inside each other; `0` allows only scalars.
+    ///     The parser recurses once per level, so this also bounds its stack use: keep it modest for
+    ///     untrusted input.
     /// - Throws: `JSONError` with code `.syntax` (and the byte `offset` of the problem) for invalid JSON,
     ///   or `.tooDeep` when the document nests deeper than `maxDepth`.
     public init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) throws(JSONError) {

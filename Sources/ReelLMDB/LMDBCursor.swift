@@ -25,12 +25,13 @@ import Foundation
 /// ```
 public struct LMDBCursor: ~Copyable {
     let handle: OpaquePointer
-    private let core: TransactionCore
+    @usableFromInline let core: TransactionCore
     /// The database this cursor walks.
     public let database: LMDBDatabase
-    private var key = MDB_val()
-    private var value = MDB_val()
-    private var positioned = false
+    // Internal rather than private so that withEntry can be inlined (and specialized) into callers.
+    @usableFromInline var key = MDB_val()
+    @usableFromInline var value = MDB_val()
+    @usableFromInline var positioned = false
 
     init(handle: OpaquePointer, core: TransactionCore, database: LMDBDatabase) {
         self.handle = handle
@@ -92,6 +93,7 @@ public struct LMDBCursor: ~Copyable {
     /// Passes the current entry's bytes to `body`. They point into the memory map: copy what you
     /// keep. The spans cannot leave the closure.
     /// - Returns: what `body` returns, or `nil` when the cursor is not on an entry.
+    @inlinable
     public func withEntry<R>(_ body: (_ key: RawSpan, _ value: RawSpan) throws -> R) rethrows -> R? {
         guard positioned else { return nil }
         core.checkThread()

@@ -64,7 +64,7 @@ extension LMDBEnvironment {
     public func openDatabase(_ name: String, create: Bool = false, integerKeys: Bool = false)
         throws(LMDBError) -> LMDBDatabase?
     {
-        precondition(
+        lmdbPrecondition(
             gate.sharedHoldsOnCurrentThread == 0,
             "LMDBEnvironment.openDatabase called inside a transaction of the same environment; open databases up front")
         var flags = create ? UInt32(MDB_CREATE) : 0

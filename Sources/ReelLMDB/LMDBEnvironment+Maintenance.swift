@@ -90,7 +90,7 @@ extension LMDBEnvironment {
     ///   - compact: `MDB_CP_COMPACT`: omit free pages and renumber, giving a smaller file (slower).
     /// - Throws: ``LMDBError``: `fileExists` if the target has a data file, or I/O errors.
     public func copy(to path: String, compact: Bool = false) throws(LMDBError) {
-        precondition(writerThread.load(ordering: .relaxed) != currentThreadID(),
+        lmdbPrecondition(writerThread.load(ordering: .relaxed) != currentThreadID(),
                      "LMDBEnvironment.copy called inside a write transaction of the same environment; it would deadlock")
         try LMDBFileSystem.createDirectories(path, mode: options.directoryMode)
         let flags = compact ? UInt32(MDB_CP_COMPACT) : 0

@@ -66,7 +66,7 @@ extension LMDBEnvironment {
         throws(WriteFailure<E>) -> R
     {
         let thread = currentThreadID()
-        precondition(
+        lmdbPrecondition(
             writerThread.load(ordering: .relaxed) != thread,
             "LMDBEnvironment.write called inside a write transaction of the same environment on the same thread; "
                 + "LMDB allows one write transaction at a time and this would deadlock. Do all the writing in one body.")

@@ -8,7 +8,9 @@ import Darwin
 enum LMDBFileSystem {
     /// `mkdir -p`: creates `path` and missing parents with `mode`; existing directories are fine.
     static func createDirectories(_ path: String, mode: mode_t) throws(LMDBError) {
-        precondition(!path.isEmpty, "LMDB environment path is empty")
+        guard !path.isEmpty else {
+            throw LMDBError(code: .invalidArgument, operation: "mkdir", detail: "the environment path is empty")
+        }
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += component

@@ -11,7 +11,7 @@ import Darwin
 /// process is open. Every transaction (and every call that reads the map, such as `mdb_env_info`
 /// and `mdb_env_copy2`) holds the gate shared; a resize holds it exclusive.
 ///
-/// The lock is glibc's default reader-preferring rwlock, on purpose: a thread may take it shared
+/// The lock is a reader-preferring rwlock (glibc's default), on purpose: a thread may take it shared
 /// again while it already holds it (a read inside a read, a write inside a read) without
 /// deadlocking against a queued resize. The price is that a steady stream of overlapping readers
 /// can delay a resize; readers in Reel are short, and a resize only waits for them, never fails.
@@ -26,11 +26,18 @@ final class LMDBMapGate: Sendable {
     init() {
         lock = .allocate(capacity: 1)
         lock.initialize(to: pthread_rwlock_t())
-        let rc = pthread_rwlock_init(lock, nil)
-        precondition(rc == 0, "pthread_rwlock_init failed with \(rc)")
+        var attributes = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attributes)
+        defer { pthread_rwlockattr_destroy(&attributes) }
+        #if canImport(Glibc)
+        // glibc's default, stated explicitly because the deadlock freedom described above relies on it.
+        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_READER_NP))
+        #endif
+        let rc = pthread_rwlock_init(lock, &attributes)
+        lmdbPrecondition(rc == 0, "pthread_rwlock_init failed with \(rc)")
         var key = pthread_key_t()
         let keyRC = pthread_key_create(&key, nil)
-        precondition(keyRC == 0, "pthread_key_create failed with \(keyRC): too many LMDB environments open")
+        lmdbPrecondition(keyRC == 0, "pthread_key_create failed with \(keyRC): too many LMDB environments open")
         holdsKey = key
     }
 
@@ -50,7 +57,7 @@ final class LMDBMapGate: Sendable {
     @inline(__always)
     func enterShared() {
         let rc = pthread_rwlock_rdlock(lock)
-        precondition(rc == 0, "pthread_rwlock_rdlock failed with \(rc)")
+        lmdbPrecondition(rc == 0, "pthread_rwlock_rdlock failed with \(rc)")
         setHolds(sharedHoldsOnCurrentThread + 1)
     }
 
@@ -64,9 +71,9 @@ final class LMDBMapGate: Sendable {
     /// Runs `body` while no other transaction of this process can be open.
     /// The caller must hold no shared hold on this thread (checked: it would deadlock).
     func withExclusive<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        precondition(sharedHoldsOnCurrentThread == 0, "LMDB map gate: exclusive entry while holding it shared")
+        lmdbPrecondition(sharedHoldsOnCurrentThread == 0, "LMDB map gate: exclusive entry while holding it shared")
         let rc = pthread_rwlock_wrlock(lock)
-        precondition(rc == 0, "pthread_rwlock_wrlock failed with \(rc)")
+        lmdbPrecondition(rc == 0, "pthread_rwlock_wrlock failed with \(rc)")
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }
@@ -75,14 +82,4 @@ final class LMDBMapGate: Sendable {
         // The count is stored as the pointer value itself: no allocation, nothing to free at thread exit.
         pthread_setspecific(holdsKey, UnsafeRawPointer(bitPattern: count))
     }
-}
-
-/// The calling OS thread, comparable across calls (a `pthread_t` as an integer).
-@inline(__always)
-func currentThreadID() -> UInt {
-    #if canImport(Darwin)
-    return UInt(bitPattern: pthread_self())
-    #else
-    return UInt(pthread_self())
-    #endif
 }

@@ -5,6 +5,7 @@ import CReelLMDB
 /// ``LMDBReadTransaction`` and ``LMDBWriteTransaction`` are thin `~Copyable` shells around this,
 /// so that the checks live in one place: the database belongs to this environment, and for a
 /// write transaction, the call is on the thread that began it.
+@usableFromInline
 struct TransactionCore {
     let txn: OpaquePointer
     let environmentID: UInt64
@@ -14,17 +15,17 @@ struct TransactionCore {
     /// Checks every operation makes before touching LMDB.
     @inline(__always)
     func enter(_ db: LMDBDatabase) {
-        precondition(db.environmentID == environmentID,
+        lmdbPrecondition(db.environmentID == environmentID,
                      "LMDBDatabase '\(db.name)' belongs to another LMDBEnvironment")
         checkThread()
     }
 
     /// A write transaction must stay on the thread that began it: LMDB's writer lock is a mutex
     /// owned by that thread, and unlocking it from another thread is undefined behaviour.
-    @inline(__always)
+    @usableFromInline
     func checkThread() {
         if let write {
-            precondition(write.pointee.thread == currentThreadID(),
+            lmdbPrecondition(write.pointee.thread == currentThreadID(),
                          "LMDB write transaction used on a thread other than the one that began it")
         }
     }
@@ -34,8 +35,8 @@ struct TransactionCore {
     @inline(__always)
     func enterWrite(_ db: LMDBDatabase) {
         enter(db)
-        guard let write else { preconditionFailure("write operation on a read transaction") }
-        precondition(write.pointee.borrowDepth == 0,
+        guard let write else { lmdbTrap("write operation on a read transaction") }
+        lmdbPrecondition(write.pointee.borrowDepth == 0,
                      "LMDB write while value bytes of the same transaction are borrowed "
                         + "(inside withValue, forEach or withCursor); collect what you need, then write")
     }
@@ -115,7 +116,7 @@ struct TransactionCore {
         defer {
             // Two cursors' closures can be nested and the values swapped (`swap(&a, &b)`); the
             // handle closed here must be the one the caller can no longer reach.
-            precondition(cursor.handle == handle, "an LMDBCursor was moved out of its withCursor scope")
+            lmdbPrecondition(cursor.handle == handle, "an LMDBCursor was moved out of its withCursor scope")
             endBorrow()
             mdb_cursor_close(handle)
         }
@@ -169,7 +170,7 @@ extension MDB_val {
     }
 
     /// The bytes LMDB returned; they live in the map, valid only inside the transaction.
-    @inline(__always)
+    @inlinable
     var bytes: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: mv_data, count: mv_size)
     }

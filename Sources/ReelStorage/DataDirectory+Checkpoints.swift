@@ -20,14 +20,15 @@ extension DataDirectory {
                 var skipped: [SkippedCheckpoint] = []
                 var found: Checkpoint?
                 try txn.forEach(in: checkpoints, from: seq, reverse: true) { key, value in
-                    let header = try CheckpointCodec.decode(seq: key, from: value, headerOnly: true)
+                    let key = try Self.decodeSeq(key, checkpoints)
+                    let header = try Self.decodeCheckpoint(key, value, headerOnly: true)
                     guard header.reducer == reducer else {
                         skipped.append(SkippedCheckpoint(
                             seq: key, reason: "made by reducer \(header.reducer), not \(reducer)"
                         ))
                         return true
                     }
-                    let checkpoint = try CheckpointCodec.decode(seq: key, from: value)
+                    let checkpoint = try Self.decodeCheckpoint(key, value, headerOnly: false)
                     guard checkpoint.isIntact else {
                         skipped.append(SkippedCheckpoint(seq: key, reason: "its contents do not match its hash"))
                         return true
@@ -47,8 +48,8 @@ extension DataDirectory {
         do {
             return try env.read { txn in
                 var headers: [Checkpoint] = []
-                try txn.forEach(in: checkpoints, from: 0) { key, value in
-                    headers.append(try CheckpointCodec.decode(seq: key, from: value, headerOnly: true))
+                try txn.forEach(in: checkpoints) { key, value in
+                    headers.append(try Self.decodeCheckpoint(try Self.decodeSeq(key, checkpoints), value, headerOnly: true))
                     return true
                 }
                 return headers
@@ -62,10 +63,16 @@ extension DataDirectory {
     public func checkpoint(at seq: UInt64) throws(StorageError) -> Checkpoint? {
         do {
             return try env.read { txn in
-                try txn.withValue(forKey: seq, in: checkpoints) { try CheckpointCodec.decode(seq: seq, from: $0) }
+                try txn.withValue(forKey: seq, in: checkpoints) { try Self.decodeCheckpoint(seq, $0, headerOnly: false) }
             }
         } catch {
             throw Self.wrap(error, "cannot read checkpoint \(seq)")
+        }
+    }
+
+    private static func decodeCheckpoint(_ seq: UInt64, _ value: RawSpan, headerOnly: Bool) throws(StorageError) -> Checkpoint {
+        try value.withUnsafeBytes { bytes throws(StorageError) in
+            try CheckpointCodec.decode(seq: seq, from: bytes, headerOnly: headerOnly)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ReelCore
 import ReelJSON
 import ReelLMDB
@@ -90,21 +91,37 @@ extension DataDirectory {
         }
     }
 
-    static func latestSeq(_ txn: borrowing some LMDBReadable & ~Copyable, _ log: LMDBDatabase) throws -> UInt64 {
-        try txn.lastKey(in: log).map { try decodeSeq($0) } ?? 0
+    static func latestSeq(_ txn: borrowing LMDBReadTransaction, _ log: LMDBDatabase) throws -> UInt64 {
+        var latest: UInt64 = 0
+        try txn.forEach(in: log, reverse: true) { key, _ in
+            latest = try decodeSeq(key, log)
+            return false
+        }
+        return latest
     }
 
-    static func decodeSeq(_ key: [UInt8]) throws -> UInt64 {
-        guard key.count == 8 else { throw StorageError(.corrupt, "log key of \(key.count) bytes") }
-        return key.reduce(0) { $0 << 8 | UInt64($1) }
+    static func latestSeq(_ txn: borrowing LMDBWriteTransaction, _ log: LMDBDatabase) throws -> UInt64 {
+        var latest: UInt64 = 0
+        try txn.forEach(in: log, reverse: true) { key, _ in
+            latest = try decodeSeq(key, log)
+            return false
+        }
+        return latest
+    }
+
+    static func decodeSeq(_ key: RawSpan, _ db: LMDBDatabase) throws(StorageError) -> UInt64 {
+        guard let seq = db.decodeUInt64Key(key) else {
+            throw StorageError(.corrupt, "a key of \(key.byteCount) bytes in '\(db.name)', where seqs take 8")
+        }
+        return seq
     }
 
     /// The action logged at `seq`, or `nil` when there is none.
     public func envelope(at seq: UInt64) throws(StorageError) -> ActionEnvelope? {
         do {
             return try env.read { txn in
-                try txn.withValue(forKey: seq, in: log) { bytes in
-                    try EnvelopeCodec.decode(seq: seq, from: bytes)
+                try txn.withValue(forKey: seq, in: log) { value in
+                    try value.withUnsafeBytes { bytes throws(StorageError) in try EnvelopeCodec.decode(seq: seq, from: bytes) }
                 }
             }
         } catch {
@@ -123,9 +140,12 @@ extension DataDirectory {
         do {
             try env.read { txn in
                 try txn.forEach(in: log, from: first) { key, value in
-                    let seq = key
+                    let seq = try Self.decodeSeq(key, log)
                     guard seq <= last else { return false }
-                    return try body(try EnvelopeCodec.decode(seq: seq, from: value))
+                    let envelope = try value.withUnsafeBytes { bytes throws(StorageError) in
+                        try EnvelopeCodec.decode(seq: seq, from: bytes)
+                    }
+                    return try body(envelope)
                 }
             }
         } catch let error as LMDBError {
@@ -137,7 +157,9 @@ extension DataDirectory {
     public func dedupRecord(forKey key: String) throws(StorageError) -> DedupRecord? {
         do {
             return try env.read { txn in
-                try txn.withValue(forKey: Array(key.utf8), in: dedup) { try DedupRecord(decoding: $0) }
+                try txn.withValue(forKey: Array(key.utf8), in: dedup) { value in
+                    try value.withUnsafeBytes { try DedupRecord(decoding: $0) }
+                }
             }
         } catch {
             throw Self.wrap(error, "cannot read idempotency keys")

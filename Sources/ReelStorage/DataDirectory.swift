@@ -93,7 +93,7 @@ public final class DataDirectory: Sendable {
     }
 
     private static func openError(_ error: LMDBError, path: String, readOnly: Bool) -> StorageError {
-        if error.code == .notFound || error.code == .noSuchFile {
+        if error.code == .noSuchFile {
             return StorageError(.notFound, "no data directory at \(path)", underlying: error)
         }
         if error.code == .accessDenied {
@@ -111,7 +111,7 @@ public final class DataDirectory: Sendable {
         guard let lmdb = error as? LMDBError else {
             return StorageError(.io, "\(what): \(error)")
         }
-        if lmdb.code == .mapFull || lmdb.code == .noSpace {
+        if lmdb.code == .mapFull || lmdb.code == .noSpace || lmdb.code == .quotaExceeded {
             return StorageError(.full, "\(what): storage is full (\(lmdb.message))", underlying: lmdb)
         }
         return StorageError(.io, "\(what): \(lmdb.message)", underlying: lmdb)

@@ -118,6 +118,12 @@ public final class Store<State: StoreState>: Sendable {
         return try result.get()
     }
 
+    deinit {
+        // Dropped without `close()`: let the writer thread end (nothing can be waiting on it, since
+        // a dispatch in flight keeps the store alive). No shutdown checkpoint is written.
+        writer.queue.close()
+    }
+
     /// Stops accepting dispatches, finishes those already queued, writes a checkpoint and releases
     /// the writer. Later dispatches fail with `.shuttingDown`. Safe to call more than once.
     public func close() async {

@@ -82,7 +82,8 @@ extension Timeline {
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil
     ) throws(StoreError) -> HistoryPage {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
-        let last = try to ?? latestSeq()
+        let last: UInt64
+        if let to { last = to } else { last = try latestSeq() }
         var page = HistoryPage(actions: [], next: nil)
         do {
             try directory.forEachEnvelope(from: max(from, 1), through: last) { envelope in

@@ -74,7 +74,7 @@ public struct Timeline<State: StoreState>: Sendable {
                     try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in
                         try whatIfState(at: to, skipping: skipping)
                     }
-                } catch where error.code == .rejected || error.code == .unknownActionType {
+                } catch let error as StoreError where error.code == .rejected || error.code == .unknownActionType {
                     refused.append((envelope.seq, error.message))
                 }
                 replayed += 1

@@ -25,12 +25,14 @@ extension Writer {
                 continue
             }
             if let key = request.idempotencyKey {
-                let known: DedupRecord?
-                do {
-                    known = try keysInGroup[key] ?? directory.dedupRecord(forKey: key)
-                } catch {
-                    request.reply(.failure(StoreError(error)))
-                    continue
+                var known = keysInGroup[key]
+                if known == nil {
+                    do {
+                        known = try directory.dedupRecord(forKey: key)
+                    } catch {
+                        request.reply(.failure(StoreError(error)))
+                        continue
+                    }
                 }
                 if let known {
                     // The first dispatch with this key may be in this very group: answer after commit.
@@ -47,7 +49,7 @@ extension Writer {
                 refused += 1
                 continue
             }
-            do {
+            do throws(StoreError) {
                 let envelopes = try reduce(request, into: &working, after: workingSeq, time: now)
                 guard let first = envelopes.first, let last = envelopes.last else {
                     throw StoreError(.invalidArgument, "a batch needs at least one action")

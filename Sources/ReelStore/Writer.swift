@@ -24,14 +24,14 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     let queue = WriteQueue<DispatchRequest>()
     let shared: Mutex<Shared>
     private let exited = ExitSignal()
-    private let checkpointEncoder = DispatchQueue(label: "reel.checkpoint-encoder")
+    let checkpointEncoder = DispatchQueue(label: "reel.checkpoint-encoder")
 
-    private var state: State
-    private var seq: UInt64
-    private var checkpointRequestedSeq: UInt64
+    var state: State
+    var seq: UInt64
+    var checkpointRequestedSeq: UInt64
     /// Set when a commit failed and the log on disk no longer matches what the writer believes:
     /// from then on every dispatch fails with a storage error until the store is reopened.
-    private var poisoned: String?
+    var poisoned: String?
 
     init(
         definition: StoreDefinition<State>, directory: DataDirectory, options: StoreOptions, logger: Logger,
@@ -54,8 +54,12 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            run()
+        // The thread holds the writer only while `run` runs: once the queue is closed and drained,
+        // the writer (and with it the LMDB environment) can go as soon as the store is released,
+        // so the same directory can be opened again right after `close()`.
+        let exited = self.exited
+        let thread = Thread { [weak self] in
+            self?.run()
             exited.signal()
         }
         thread.name = "reel-writer"

@@ -22,8 +22,9 @@ struct PagedListAppTests {
         #expect(store.snapshot.state.items.map(\.id) == ["1", "2"])
         #expect(store.snapshot.state.nextPage == nil)
         #expect(store.snapshot.state.network == .idle)
+        let refused = try Action(PagedListApp.LoadedMore(items: [], nextPage: nil))
         do {
-            try await store.dispatch(try Action(PagedListApp.LoadedMore(items: [], nextPage: nil)))
+            try await store.dispatch(refused)
             Issue.record("loaded more after the last page")
         } catch {
             #expect(error.code == .rejected)

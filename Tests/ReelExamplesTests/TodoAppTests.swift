@@ -22,8 +22,9 @@ struct TodoAppTests {
         let dir = try TemporaryDirectory()
         let store = try Store(path: dir.path, definition: TodoApp.definition)
         try await store.dispatch(try Action(TodoApp.Add(title: "milk")))
+        let refused = try Action(TodoApp.AddMany(titles: ["eggs", "  "]))
         do {
-            try await store.dispatch(try Action(TodoApp.AddMany(titles: ["eggs", "  "])))
+            try await store.dispatch(refused)
             Issue.record("a blank title was accepted")
         } catch {
             #expect(error.code == .rejected)

@@ -3,53 +3,57 @@ import ReelLMDB
 import Testing
 
 /// Misuses the type system cannot rule out must trap loudly, never deadlock or corrupt.
-/// Each runs in a child process (an exit test) and checks the trap's own message.
+/// Each runs in a child process (an exit test) and checks the trap's own message. The parent owns
+/// the temporary directory, since a child that traps runs no cleanup.
 @Suite struct LMDBTransactionTrapTests {
     private func stderr(of result: ExitTest.Result?) -> String {
         result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
     }
 
-    @Test func nestedWriteOnTheSameThreadTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            // Without the trap LMDB would deadlock on its own writer lock; the watchdog then
-            // exits with success, which fails this expectation.
-            exitSuccessfullyAfter(seconds: 20)
-            try! withTemporaryDirectory { dir in
+    @Test func nestedWriteOnTheSameThreadTraps() async throws {
+        try await withTemporaryDirectory { dir in
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [dir = dir as String] in
+                // Without the trap LMDB would deadlock on its own writer lock; the watchdog then
+                // exits with success, which fails this expectation.
+                exitSuccessfullyAfter(seconds: 20)
                 let env = try! LMDBEnvironment(path: dir, options: testOptions())
                 let db = try! env.openDatabase("kv", create: true)!
-                try! env.write { txn throws in
+                try! env.write { txn in
                     try txn.put(bytes("outer"), forKey: 1, in: db)
                     try env.write { inner in try inner.put(bytes("inner"), forKey: 2, in: db) }
                 }
             }
+            #expect(stderr(of: result).contains("inside a write transaction of the same environment"))
         }
-        #expect(stderr(of: result).contains("inside a write transaction of the same environment"))
     }
 
-    @Test func writeTransactionUsedFromAnotherThreadTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            exitSuccessfullyAfter(seconds: 20)
-            try! withTemporaryDirectory { dir in
+    @Test func writeTransactionUsedFromAnotherThreadTraps() async throws {
+        try await withTemporaryDirectory { dir in
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [dir = dir as String] in
+                exitSuccessfullyAfter(seconds: 20)
                 let env = try! LMDBEnvironment(path: dir, options: testOptions())
                 let db = try! env.openDatabase("kv", create: true)!
-                try! env.write { txn throws in
+                try! env.write { txn in
                     // The transaction is ~Copyable and not Sendable, so only unsafe tricks get it
                     // onto another thread. Without the thread check this put would succeed and the
                     // child would exit normally.
                     runOnAnotherThread { _ = try? txn.put(bytes("x"), forKey: 1, in: db) }
                 }
             }
+            #expect(stderr(of: result).contains("on a thread other than the one that began it"))
         }
-        #expect(stderr(of: result).contains("on a thread other than the one that began it"))
     }
 
-    @Test func writingWhileValueBytesAreLentTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            exitSuccessfullyAfter(seconds: 20)
-            try! withTemporaryDirectory { dir in
+    @Test func writingWhileValueBytesAreLentTraps() async throws {
+        try await withTemporaryDirectory { dir in
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [dir = dir as String] in
+                exitSuccessfullyAfter(seconds: 20)
                 let env = try! LMDBEnvironment(path: dir, options: testOptions())
                 let db = try! env.openDatabase("kv", create: true)!
-                try! env.write { txn throws in
+                try! env.write { txn in
                     try txn.put(bytes("value"), forKey: 1, in: db)
                     _ = try txn.withValue(forKey: 1, in: db) { span in
                         // The put could move the page `span` points into.
@@ -58,26 +62,28 @@ import Testing
                     }
                 }
             }
+            #expect(stderr(of: result).contains("while value bytes of the same transaction are borrowed"))
         }
-        #expect(stderr(of: result).contains("while value bytes of the same transaction are borrowed"))
     }
 
-    @Test func openingADatabaseInsideATransactionTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            exitSuccessfullyAfter(seconds: 20)
-            try! withTemporaryDirectory { dir in
+    @Test func openingADatabaseInsideATransactionTraps() async throws {
+        try await withTemporaryDirectory { dir in
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [dir = dir as String] in
+                exitSuccessfullyAfter(seconds: 20)
                 let env = try! LMDBEnvironment(path: dir, options: testOptions())
                 _ = try! env.openDatabase("kv", create: true)!
                 try! env.read { _ in _ = try env.openDatabase("kv") }
             }
+            #expect(stderr(of: result).contains("openDatabase called inside a transaction"))
         }
-        #expect(stderr(of: result).contains("openDatabase called inside a transaction"))
     }
 
-    @Test func databaseOfAnotherEnvironmentTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            exitSuccessfullyAfter(seconds: 20)
-            try! withTemporaryDirectory { dir in
+    @Test func databaseOfAnotherEnvironmentTraps() async throws {
+        try await withTemporaryDirectory { dir in
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                [dir = dir as String] in
+                exitSuccessfullyAfter(seconds: 20)
                 let first = try! LMDBEnvironment(path: dir + "/first", options: testOptions())
                 let second = try! LMDBEnvironment(path: dir + "/second", options: testOptions())
                 let foreign = try! first.openDatabase("kv", create: true)!
@@ -85,8 +91,8 @@ import Testing
                 // Same name and very likely the same MDB_dbi number: only the check tells them apart.
                 try! second.read { txn in _ = try txn.get(1, in: foreign) }
             }
+            #expect(stderr(of: result).contains("belongs to another LMDBEnvironment"))
         }
-        #expect(stderr(of: result).contains("belongs to another LMDBEnvironment"))
     }
 }
 

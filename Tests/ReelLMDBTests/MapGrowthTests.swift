@@ -1,5 +1,6 @@
 import Foundation
 import ReelLMDB
+import Synchronization
 import Testing
 
 @Suite struct MapGrowthTests {
@@ -115,6 +116,46 @@ import Testing
                 }
             }
             #expect(try env.read { try $0.count(in: blobs) } == 1_000)
+        }
+    }
+
+    /// A growth waits for every open transaction of the process; meanwhile the reader it waits for
+    /// must still be able to open a nested read (a writer-preferring lock would deadlock here).
+    @Test func growthWaitsForReadersWhoCanStillNestReads() async throws {
+        try await withTemporaryDirectory { dir in
+            let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                [dir = dir as String] in
+                Thread.detachNewThread {
+                    sleep(30)
+                    childRequire(false, "deadlocked")
+                }
+                let env = try! LMDBEnvironment(path: dir, options: testOptions(mapSize: 64 << 10, maxMapSize: 1 << 30))
+                let blobs = try! env.openDatabase("blobs", create: true)!
+                let readOpen = DispatchSemaphore(value: 0)
+                let writerDone = Atomic<Bool>(false)
+                runOnThreads(2) { index in
+                    if index == 0 {
+                        try! env.read { _ in
+                            readOpen.signal()
+                            usleep(300_000)  // long enough for the writer to fill the map and queue its growth
+                            childRequire(!writerDone.load(ordering: .acquiring), "the growth did not wait for the reader")
+                            try env.read { txn in _ = try txn.count(in: blobs) }
+                        }
+                    } else {
+                        readOpen.wait()
+                        try! env.write { txn in
+                            for index in 0..<1_000 {
+                                try txn.put(patternValue(index, count: Self.valueSize), forKey: UInt64(index), in: blobs)
+                            }
+                        }
+                        writerDone.store(true, ordering: .releasing)
+                    }
+                }
+                childRequire(env.mapSize > 64 << 10, "the map did not grow")
+                childRequire(try! env.read { try $0.count(in: blobs) } == 1_000, "entries missing")
+            }
+            let stderr = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+            #expect(!stderr.contains("child check failed"), "\(stderr)")
         }
     }
 

@@ -37,8 +37,10 @@ struct DataDirectoryTests {
         do {
             _ = try future.withUnsafeBytes { try EnvelopeCodec.decode(seq: 1, from: $0) }
             Issue.record("decoded a record of an unknown version")
-        } catch {
+        } catch let error as StorageError {
             #expect(error.code == .incompatible)
+        } catch {
+            Issue.record("unexpected \(error)")
         }
     }
 

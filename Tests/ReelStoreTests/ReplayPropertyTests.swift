@@ -42,7 +42,7 @@ struct ReplayPropertyTests {
                     do {
                         let result = try await store.dispatch(batch: actions)
                         expected[result.seqs.upperBound] = store.snapshot.state
-                    } catch where error.code == .rejected || error.code == .seqOutOfRange {
+                    } catch let error as StoreError where error.code == .rejected || error.code == .seqOutOfRange {
                         // Refused: nothing logged, state unchanged.
                         #expect(store.snapshot.seq == latest)
                     }

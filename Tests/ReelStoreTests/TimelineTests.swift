@@ -35,7 +35,7 @@ struct TimelineTests {
         do {
             _ = try timeline.value(at: 1, path: JSONPointer("/name"))
             Issue.record("found a name at seq 1")
-        } catch {
+        } catch let error as StoreError {
             #expect(error.code == .pathNotFound)
         }
         await store.close()
