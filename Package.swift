@@ -29,7 +29,8 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"])]
         ),
         .target(name: "ReelLMDB", dependencies: ["CReelLMDB"]),
-        .target(name: "ReelJSON"),
+        // `Int64(exactly: Double)` needs libm's `trunc`, which nothing else links without Foundation.
+        .target(name: "ReelJSON", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         .target(name: "ReelCore", dependencies: ["ReelJSON"]),
         .target(
             name: "ReelStorage",
@@ -55,6 +56,7 @@ let package = Package(
                 "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tools/ReelBench"
         ),

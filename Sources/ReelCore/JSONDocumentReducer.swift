@@ -24,7 +24,10 @@ public struct JSONDocumentReducer: Reducer {
 
     public init() {}
 
-    public var actionTypes: Set<String> { ["patch", "merge", "set", "remove", "increment", "append"] }
+    /// Built once: the writer asks for it on every dispatch.
+    private static let types: Set<String> = ["patch", "merge", "set", "remove", "increment", "append"]
+
+    public var actionTypes: Set<String> { Self.types }
 
     public func reduce(into state: inout JSONValue, action: ActionEnvelope) throws(ReducerError) {
         let payload = action.payload

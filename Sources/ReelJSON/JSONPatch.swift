@@ -236,8 +236,20 @@ extension JSONPatch.Operation {
         guard case .object(let members) = json else {
             throw failure("must be an object, not \(json.typeName)")
         }
-        func pointer(_ name: String) throws(JSONError) -> JSONPointer {
-            guard let member = members[name] else { throw failure("missing '\(name)'") }
+        // One pass over the members instead of a hashed lookup per name: replaying a log parses
+        // millions of these, and hashing the keys was most of the cost.
+        var op: JSONValue?, path: JSONValue?, from: JSONValue?, value: JSONValue?
+        for (key, member) in members {
+            switch key {
+            case "op": op = member
+            case "path": path = member
+            case "from": from = member
+            case "value": value = member
+            default: continue  // RFC 6902 section 4: other members are ignored
+            }
+        }
+        func pointer(_ name: String, _ member: JSONValue?) throws(JSONError) -> JSONPointer {
+            guard let member else { throw failure("missing '\(name)'") }
             guard case .string(let string) = member else {
                 throw failure("'\(name)' must be a string, not \(member.typeName)")
             }
@@ -247,20 +259,20 @@ extension JSONPatch.Operation {
                 throw failure("invalid '\(name)': \(error.message)")
             }
         }
-        func value() throws(JSONError) -> JSONValue {
+        func required() throws(JSONError) -> JSONValue {
             // A present `"value": null` is a value; only a missing member is an error.
-            guard let value = members["value"] else { throw failure("missing 'value'") }
+            guard let value else { throw failure("missing 'value'") }
             return value
         }
-        guard let op = members["op"] else { throw failure("missing 'op'") }
+        guard let op else { throw failure("missing 'op'") }
         guard case .string(let name) = op else { throw failure("'op' must be a string, not \(op.typeName)") }
         switch name {
-        case "add": self = .add(path: try pointer("path"), value: try value())
-        case "remove": self = .remove(path: try pointer("path"))
-        case "replace": self = .replace(path: try pointer("path"), value: try value())
-        case "move": self = .move(from: try pointer("from"), path: try pointer("path"))
-        case "copy": self = .copy(from: try pointer("from"), path: try pointer("path"))
-        case "test": self = .test(path: try pointer("path"), value: try value())
+        case "add": self = .add(path: try pointer("path", path), value: try required())
+        case "remove": self = .remove(path: try pointer("path", path))
+        case "replace": self = .replace(path: try pointer("path", path), value: try required())
+        case "move": self = .move(from: try pointer("from", from), path: try pointer("path", path))
+        case "copy": self = .copy(from: try pointer("from", from), path: try pointer("path", path))
+        case "test": self = .test(path: try pointer("path", path), value: try required())
         default:
             throw failure("unknown op '\(name)' (expected add, remove, replace, move, copy or test)")
         }

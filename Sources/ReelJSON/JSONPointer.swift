@@ -20,21 +20,36 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
             self.tokens = []
             return
         }
-        var utf8 = string.utf8[...]
-        guard utf8.first == UInt8(ascii: "/") else {
-            throw JSONError(.invalidPointer, "JSON Pointer \"\(string)\" must be empty or start with '/'")
+        var string = string
+        // Scan the bytes directly: pointers are parsed for every logged patch at replay.
+        self.tokens = try string.withUTF8(Self.tokens(of:)).get()
+    }
+
+    private static func tokens(of bytes: UnsafeBufferPointer<UInt8>) -> Result<[String], JSONError> {
+        Result { () throws(JSONError) -> [String] in
+            guard bytes.first == UInt8(ascii: "/") else {
+                throw JSONError(.invalidPointer, "JSON Pointer \"\(String(decoding: bytes, as: UTF8.self))\" must be empty or start with '/'")
+            }
+            var tokens: [String] = []
+            // Split on raw '/' bytes: '/' never occurs inside a multi-byte UTF-8 sequence, and an
+            // escaped slash is spelled "~1", so every raw '/' is a separator.
+            var start = 1
+            var index = 1
+            var escaped = false
+            while true {
+                if index == bytes.count || bytes[index] == UInt8(ascii: "/") {
+                    let token = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                    tokens.append(escaped ? try Self.unescape(token, in: bytes) : String(decoding: token, as: UTF8.self))
+                    if index == bytes.count { break }
+                    start = index + 1
+                    escaped = false
+                } else if bytes[index] == UInt8(ascii: "~") {
+                    escaped = true
+                }
+                index += 1
+            }
+            return tokens
         }
-        utf8 = utf8.dropFirst()
-        var tokens: [String] = []
-        // Split on raw '/' bytes: '/' never occurs inside a multi-byte UTF-8 sequence, and an
-        // escaped slash is spelled "~1", so every raw '/' is a separator.
-        while true {
-            let end = utf8.firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
-            tokens.append(try Self.unescape(utf8[utf8.startIndex..<end], in: string))
-            if end == utf8.endIndex { break }
-            utf8 = utf8[utf8.index(after: end)...]
-        }
-        self.tokens = tokens
     }
 
     /// Makes a pointer from unescaped tokens; any string is a valid token.
@@ -80,6 +95,10 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
         var result = ""
         for token in tokens {
             result.append("/")
+            if !token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
+                result.append(token)
+                continue
+            }
             // Escaping "~" before "/" (RFC 6901 section 3) is automatic here: each character is
             // escaped exactly once, so "~1" in a name becomes "~01", never "/".
             for character in token.unicodeScalars {
@@ -95,29 +114,28 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
 
     /// Replaces `~1` by `/` and `~0` by `~` in one token. Decoding left to right in one pass is
     /// what makes `"~01"` mean `"~1"` and not `"/"` (RFC 6901 section 4).
-    private static func unescape(_ bytes: Substring.UTF8View.SubSequence, in pointer: String) throws(JSONError) -> String {
-        guard bytes.contains(UInt8(ascii: "~")) else { return String(Substring(bytes)) }
+    private static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, in pointer: UnsafeBufferPointer<UInt8>) throws(JSONError) -> String {
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
+        var index = 0
+        while index < bytes.count {
             let byte = bytes[index]
-            bytes.formIndex(after: &index)
+            index += 1
             guard byte == UInt8(ascii: "~") else {
                 result.append(byte)
                 continue
             }
-            let next = index == bytes.endIndex ? nil : bytes[index]
+            let next = index == bytes.count ? nil : bytes[index]
             switch next {
             case UInt8(ascii: "0"): result.append(UInt8(ascii: "~"))
             case UInt8(ascii: "1"): result.append(UInt8(ascii: "/"))
             default:
                 throw JSONError(
                     .invalidPointer,
-                    "JSON Pointer \"\(pointer)\" has an invalid escape: '~' must be followed by '0' or '1'"
+                    "JSON Pointer \"\(String(decoding: pointer, as: UTF8.self))\" has an invalid escape: '~' must be followed by '0' or '1'"
                 )
             }
-            bytes.formIndex(after: &index)
+            index += 1
         }
         // The input was valid UTF-8 and only ASCII bytes were rewritten, so this never repairs.
         return String(decoding: result, as: UTF8.self)

@@ -1,8 +1,11 @@
 /// A JSON document: the state of the stock reducer, every action payload, and every value on the wire.
 ///
 /// Objects are unordered (`[String: JSONValue]`); every serialization of an object writes its members
-/// in sorted key order, so equal values always encode to the same bytes. That canonical form is what
-/// makes checkpoint hashes and "replay gives byte-for-byte the same state" meaningful.
+/// in sorted key order, so a value encodes to the same bytes however its objects were built. That is
+/// what makes checkpoint hashes and "replay gives byte-for-byte the same state" meaningful: a replay
+/// builds the same values, so the same bytes. (Values that are merely `==` may still differ in bytes:
+/// `1` and `1.0`, `0.0` and `-0.0`, or keys that are canonically equivalent Unicode spelled
+/// differently.)
 ///
 /// Numbers keep integers exact: a number written without fraction or exponent that fits `Int64` is
 /// `.int`, every other number is `.double`. Comparison treats `.int(1)` and `.double(1.0)` as equal,

@@ -68,8 +68,8 @@ public struct Timeline<State: StoreState>: Sendable {
         var replayed = 0
         var refused: [(UInt64, String)] = []
         do {
-            try directory.forEachEnvelope(from: first, through: last) { envelope in
-                if skipping.contains(envelope.seq) { return true }
+            try directory.forEachEnvelopeReadingAhead(from: first, through: last) { envelope in
+                if !skipping.isEmpty, skipping.contains(envelope.seq) { return true }
                 do {
                     try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in
                         try whatIfState(at: to, skipping: skipping)

@@ -25,19 +25,21 @@ extension Writer {
                 continue
             }
             if let key = request.idempotencyKey {
-                var known = keysInGroup[key]
-                if known == nil {
-                    do {
-                        known = try directory.dedupRecord(forKey: key)
-                    } catch {
-                        request.reply(.failure(StoreError(error)))
-                        continue
-                    }
-                }
-                if let known {
-                    // The first dispatch with this key may be in this very group: answer after commit.
+                if let known = keysInGroup[key] {
+                    // The first dispatch with this key is in this very group: answer after the commit.
                     pending.append((request, DispatchResult(seqs: known.seqs, duplicate: true)))
                     duplicates += 1
+                    continue
+                }
+                do {
+                    if let known = try directory.dedupRecord(forKey: key) {
+                        // Already durable: answer now, whatever becomes of this group's commit.
+                        request.reply(.success(DispatchResult(seqs: known.seqs, duplicate: true)))
+                        duplicates += 1
+                        continue
+                    }
+                } catch {
+                    request.reply(.failure(StoreError(error)))
                     continue
                 }
             }

@@ -150,8 +150,9 @@ struct RFC6902Example: Sendable, CustomTestStringConvertible {
         try JSONPatch([
             .copy(from: try JSONPointer("/a"), path: try JSONPointer("/b")),
             .add(path: try JSONPointer("/b/x/-"), value: 2),
+            .copy(from: try JSONPointer("/a"), path: try JSONPointer("/a/self")),
         ]).apply(to: &document)
-        #expect(document == (try parse(#"{"a": {"x": [1]}, "b": {"x": [1, 2]}}"#)))
+        #expect(document == (try parse(#"{"a": {"x": [1], "self": {"x": [1]}}, "b": {"x": [1, 2]}}"#)))
     }
 
     @Test func testComparesNumbersByValue() throws {

@@ -200,6 +200,54 @@ private func parse(_ text: String) throws -> JSONValue {
         #expect(document == (try parse(#"{"a": {"b": [10, 2]}}"#)))
     }
 
+    @Test func uniquelyHeldContainersAreEditedInPlace() throws {
+        // If any container on the way to /a/b were copied, the array would be shared for a
+        // moment and its next write would move it to a new buffer: the address gives it away.
+        // (Some copies only happen with optimization; `swift test -c release` sees those too.)
+        var list: [JSONValue] = [1, 2]
+        list.reserveCapacity(64)
+        var document: JSONValue = ["a": ["b": .array(list), "c": 1], "d": [0]]
+        list = []
+        let path = try JSONPointer("/a/b")
+        func address() -> UnsafeRawPointer? {
+            document.value(at: path)?.arrayValue?.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        }
+        let before = try #require(address())
+
+        try document.add(3, at: JSONPointer("/a/b/-"))
+        try document.replace(at: JSONPointer("/a/b/0"), with: 10)
+        try document.remove(at: JSONPointer("/a/b/1"))
+        try document.modify(at: path) { value in
+            guard var elements = value.takeElements() else { return }
+            elements.insert(1, at: 0)
+            value = .array(elements)
+        }
+        try JSONPatch([
+            .add(path: try JSONPointer("/a/b/-"), value: 4),
+            .replace(path: try JSONPointer("/a/c"), value: 2),
+            .move(from: try JSONPointer("/d"), path: try JSONPointer("/e")),
+            .test(path: try JSONPointer("/e/0"), value: 0),
+        ]).apply(to: &document)
+        #expect(throws: JSONError.self) {
+            try JSONPatch([
+                .add(path: try JSONPointer("/a/b/0"), value: 5),
+                .remove(path: try JSONPointer("/e")),
+                .test(path: try JSONPointer("/a/c"), value: "no"),
+            ]).apply(to: &document)
+        }
+        JSONMergePatch.apply(["a": ["c": 3, "x": nil], "e": nil], to: &document)
+        try document.add(6, at: JSONPointer("/a/b/-"))
+        #expect(document == ["a": ["b": [1, 10, 3, 4, 6], "c": 3]])
+        #expect(address() == before)
+
+        // The control: with a second reference alive the same edit must copy, or this test
+        // could not see a copy at all.
+        let snapshot = document
+        try document.add(7, at: JSONPointer("/a/b/-"))
+        #expect(address() != before)
+        #expect(snapshot.value(at: path) == [1, 10, 3, 4, 6])
+    }
+
     @Test func mutationsKeepValueSemantics() throws {
         var document = try parse(#"{"a": {"b": [1, 2]}, "c": [3]}"#)
         let snapshot = document

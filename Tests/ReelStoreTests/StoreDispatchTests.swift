@@ -161,4 +161,30 @@ struct StoreDispatchTests {
         #expect(seen == 2_000)
         await reopened.close()
     }
+
+    @Test func aFailedCommitAcknowledgesNothingAndChangesNothing() async throws {
+        let dir = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.storage.initialMapSize = 256 << 10
+        options.storage.maxMapSize = 1 << 20
+        let store = try Store(path: dir.path, definition: .stock, options: options)
+        try await store.dispatch(set("/small", 1))
+        // 2 MiB cannot fit a map capped at 1 MiB: the commit fails as on a full disk.
+        let huge = JSONValue.string(String(repeating: "z", count: 2 << 20))
+        do {
+            try await store.dispatch(set("/huge", huge))
+            Issue.record("a commit beyond the maximum map size was acknowledged")
+        } catch {
+            #expect(error.code == .storage)
+            #expect(error.code.wireCode == 1010)
+        }
+        #expect(store.snapshot.seq == 1)
+        #expect(store.snapshot.state == ["small": 1])
+        #expect(try store.timeline.latestSeq() == 1)
+        #expect(store.statistics.commitFailures == 1)
+        // Nothing was half-written: the store goes on with the next seq.
+        #expect(try await store.dispatch(set("/small", 2)).seq == 2)
+        #expect(store.snapshot.state == ["small": 2])
+        await store.close()
+    }
 }

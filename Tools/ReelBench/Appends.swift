@@ -40,7 +40,7 @@ extension ReelBench {
     func concurrentDispatch(dispatchers: Int) async throws {
         let path = try scratch("dispatch")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let store = try Store(path: path, definition: .stock)
+        let store = try Store(path: path, definition: .stock, logger: Self.quietLogger)
         let perDispatcher = 200
         let clock = ContinuousClock()
         let start = clock.now

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Histogram
+import Logging
 import ReelCore
 import ReelJSON
 import ReelStorage
@@ -53,6 +54,13 @@ struct ReelBench: AsyncParsableCommand {
         let path = workDirectory + "/reel-bench-\(name)-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
+    }
+
+    /// Stores log their opening and shutdown at `info`; the figures are what matters here.
+    static var quietLogger: Logger {
+        var logger = Logger(label: "reel-bench")
+        logger.logLevel = .warning
+        return logger
     }
 
     /// A simple `patch` action, as the replay target asks: one replace/add at one of 100 keys.

@@ -16,7 +16,7 @@ extension ReelBench {
         // Fill through the real store (batches of 1,000 actions; no fsync: setup, not a figure).
         let fillStart = clock.now
         let options = StoreOptions(checkpointEvery: checkpointEvery, storage: .init(durable: false))
-        let store = try Store(path: path, definition: .stock, options: options)
+        let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
         var next = 1
         while next <= logSize {
             let count = min(1_000, logSize - next + 1)
@@ -38,6 +38,22 @@ extension ReelBench {
         precondition(rebuilt.state == store.snapshot.state, "replay disagrees with the store")
         print(String(format: "replay (stock reducer, patch actions): %10.0f actions/s  (%d actions in %.3f s)",
                      Double(logSize) / replaySeconds, logSize, replaySeconds))
+
+        // Where replay time goes: reading and decoding the log alone, then the same on one thread.
+        var decoded = 0
+        let decodeStart = clock.now
+        try store.directory.forEachEnvelope(from: 1) { _ in decoded += 1; return true }
+        let decodeSeconds = (clock.now - decodeStart).seconds
+        var state = JSONValue.object([:])
+        let reducer = JSONDocumentReducer()
+        let serialStart = clock.now
+        try store.directory.forEachEnvelope(from: 1) { envelope in
+            try reducer.reduce(into: &state, action: envelope)
+            return true
+        }
+        let serialSeconds = (clock.now - serialStart).seconds
+        print(String(format: "  of which: read+decode alone %10.0f actions/s; read+decode+reduce on one thread %10.0f actions/s",
+                     Double(decoded) / decodeSeconds, Double(logSize) / serialSeconds))
 
         // State at random seqs, using the checkpoints.
         let timeline = store.timeline
