@@ -59,17 +59,14 @@ public struct LMDBCursor: ~Copyable {
     /// - Returns: `false` if every key is before `target`.
     /// - Throws: ``LMDBError``, e.g. `badValueSize` for an empty or too long key.
     public mutating func seek(atOrAfter target: some ContiguousBytes) throws(LMDBError) -> Bool {
-        let result = target.withUnsafeBytes { target in
-            Result { () throws(LMDBError) in try seekForward(target) }
-        }
-        return try result.get()
+        try seek(to: target, backward: false)
     }
 
     /// Moves to the first entry whose `UInt64` key is `target` or later (encoded as the database does).
     /// - Returns: `false` if every key is before `target`.
     /// - Throws: ``LMDBError`` for failures other than "no entry".
     public mutating func seek(atOrAfter target: UInt64) throws(LMDBError) -> Bool {
-        try withUnsafeBytes(of: database.encode(target)) { (target) throws(LMDBError) in try seekForward(target) }
+        try seek(to: target, backward: false)
     }
 
     /// Moves to the last entry whose key is equal to or before `target`: for example the newest
@@ -77,17 +74,14 @@ public struct LMDBCursor: ~Copyable {
     /// - Returns: `false` if every key is after `target`.
     /// - Throws: ``LMDBError`` for failures other than "no entry".
     public mutating func seek(atOrBefore target: some ContiguousBytes) throws(LMDBError) -> Bool {
-        let result = target.withUnsafeBytes { target in
-            Result { () throws(LMDBError) in try seekBackward(target) }
-        }
-        return try result.get()
+        try seek(to: target, backward: true)
     }
 
     /// Moves to the last entry whose `UInt64` key is `target` or earlier.
     /// - Returns: `false` if every key is after `target`.
     /// - Throws: ``LMDBError`` for failures other than "no entry".
     public mutating func seek(atOrBefore target: UInt64) throws(LMDBError) -> Bool {
-        try withUnsafeBytes(of: database.encode(target)) { (target) throws(LMDBError) in try seekBackward(target) }
+        try seek(to: target, backward: true)
     }
 
     /// Passes the current entry's bytes to `body`. They point into the memory map: copy what you
@@ -130,15 +124,22 @@ public struct LMDBCursor: ~Copyable {
         return positioned
     }
 
-    private mutating func seekForward(_ target: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
-        core.checkThread()
-        positioned = try core.move(handle, MDB_SET_RANGE, &key, &value, seeking: target)
-        return positioned
+    private mutating func seek(to target: some ContiguousBytes, backward: Bool) throws(LMDBError) -> Bool {
+        let result = target.withUnsafeBytes { target in
+            Result { () throws(LMDBError) in try seek(rawTarget: target, backward: backward) }
+        }
+        return try result.get()
     }
 
-    private mutating func seekBackward(_ target: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+    private mutating func seek(to target: UInt64, backward: Bool) throws(LMDBError) -> Bool {
+        try withUnsafeBytes(of: database.encode(target)) { (target) throws(LMDBError) in
+            try seek(rawTarget: target, backward: backward)
+        }
+    }
+
+    private mutating func seek(rawTarget target: UnsafeRawBufferPointer, backward: Bool) throws(LMDBError) -> Bool {
         core.checkThread()
-        positioned = try core.position(handle, atOrBefore: target, in: database, &key, &value)
+        positioned = try core.seek(handle, to: target, backward: backward, in: database, &key, &value)
         return positioned
     }
 }

@@ -9,44 +9,52 @@ import Foundation
 // does) to the raw-buffer operations of TransactionCore, so each public method is one line.
 // `ContiguousBytes.withUnsafeBytes` is untyped `rethrows`; typed results travel through `Result`.
 extension TransactionCore {
+    @usableFromInline
     func copyValue(forKey key: some ContiguousBytes, in db: LMDBDatabase) throws(LMDBError) -> [UInt8]? {
         try key.withUnsafeBytes { key in
             Result { () throws(LMDBError) in try lookup(key, in: db).map { Array($0.bytes) } }
         }.get()
     }
 
+    @usableFromInline
     func copyValue(forKey key: UInt64, in db: LMDBDatabase) throws(LMDBError) -> [UInt8]? {
         try withUnsafeBytes(of: db.encode(key)) { (key) throws(LMDBError) in
             try lookup(key, in: db).map { Array($0.bytes) }
         }
     }
 
+    @usableFromInline
     func contains(_ key: some ContiguousBytes, in db: LMDBDatabase) throws(LMDBError) -> Bool {
         try key.withUnsafeBytes { key in
             Result { () throws(LMDBError) in try lookup(key, in: db) != nil }
         }.get()
     }
 
+    @usableFromInline
     func contains(_ key: UInt64, in db: LMDBDatabase) throws(LMDBError) -> Bool {
         try withUnsafeBytes(of: db.encode(key)) { (key) throws(LMDBError) in try lookup(key, in: db) != nil }
     }
 
+    @usableFromInline
     func withValue<R>(forKey key: some ContiguousBytes, in db: LMDBDatabase,
                       _ body: (RawSpan) throws -> R) throws -> R?
     {
         try key.withUnsafeBytes { key in try withValue(forRawKey: key, in: db, body) }
     }
 
+    @usableFromInline
     func withValue<R>(forKey key: UInt64, in db: LMDBDatabase, _ body: (RawSpan) throws -> R) throws -> R? {
         try withUnsafeBytes(of: db.encode(key)) { key in try withValue(forRawKey: key, in: db, body) }
     }
 
+    @usableFromInline
     func forEach(in db: LMDBDatabase, from start: some ContiguousBytes, reverse: Bool,
                  _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool) throws
     {
         try start.withUnsafeBytes { start in try forEach(in: db, rawStart: start, reverse: reverse, body) }
     }
 
+    @usableFromInline
     func forEach(in db: LMDBDatabase, from start: UInt64, reverse: Bool,
                  _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool) throws
     {

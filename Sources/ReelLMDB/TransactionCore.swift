@@ -2,9 +2,10 @@ import CReelLMDB
 
 /// The operations both transaction kinds share, on the raw `MDB_txn`.
 ///
-/// ``LMDBReadTransaction`` and ``LMDBWriteTransaction`` are thin `~Copyable` shells around this,
-/// so that the checks live in one place: the database belongs to this environment, and for a
-/// write transaction, the call is on the thread that began it.
+/// ``LMDBReadTransaction`` and ``LMDBWriteTransaction`` are thin `~Copyable` shells around this
+/// (their reads written once, in ``LMDBReadable``), so that the checks live in one place: the
+/// database belongs to this environment, and for a write transaction, the call is on the thread
+/// that began it.
 @usableFromInline
 struct TransactionCore {
     let txn: OpaquePointer
@@ -74,6 +75,14 @@ struct TransactionCore {
         return try body(RawSpan(_unsafeBytes: bytes))
     }
 
+    /// `mdb_txn_id`: the snapshot of a read transaction, the id-to-be of a write transaction.
+    @usableFromInline
+    var transactionID: Int {
+        checkThread()
+        return Int(mdb_txn_id(txn))
+    }
+
+    @usableFromInline
     func stat(_ db: LMDBDatabase) throws(LMDBError) -> LMDBStat {
         enter(db)
         var raw = MDB_stat()
@@ -83,6 +92,7 @@ struct TransactionCore {
 
     /// Iterates with one cursor and no allocation per entry: each step is one `mdb_cursor_get`
     /// and two spans over the map.
+    @usableFromInline
     func forEach(in db: LMDBDatabase, rawStart start: UnsafeRawBufferPointer?, reverse: Bool,
                  _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool) throws
     {
@@ -90,13 +100,10 @@ struct TransactionCore {
         defer { mdb_cursor_close(cursor) }
         var key = MDB_val()
         var value = MDB_val()
-        var found: Bool
-        if let start {
-            found = reverse
-                ? try position(cursor, atOrBefore: start, in: db, &key, &value)
-                : try move(cursor, MDB_SET_RANGE, &key, &value, seeking: start)
+        var found = if let start {
+            try seek(cursor, to: start, backward: reverse, in: db, &key, &value)
         } else {
-            found = try move(cursor, reverse ? MDB_LAST : MDB_FIRST, &key, &value)
+            try move(cursor, reverse ? MDB_LAST : MDB_FIRST, &key, &value)
         }
         let step = reverse ? MDB_PREV : MDB_NEXT
         beginBorrow()
@@ -109,6 +116,7 @@ struct TransactionCore {
         }
     }
 
+    @usableFromInline
     func withCursor<R>(in db: LMDBDatabase, _ body: (inout LMDBCursor) throws -> R) throws -> R {
         let handle = try openCursor(db)
         beginBorrow()
@@ -140,21 +148,18 @@ struct TransactionCore {
         try LMDBError.found(mdb_cursor_get(cursor, &key, &value, op), "mdb_cursor_get")
     }
 
-    /// A positioning `mdb_cursor_get` (`MDB_SET_RANGE`, `MDB_SET_KEY`) that takes `target` as input.
-    func move(_ cursor: OpaquePointer, _ op: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val,
-              seeking target: UnsafeRawBufferPointer) throws(LMDBError) -> Bool
+    /// Positions at the first entry whose key is at or after `target` in the database's order
+    /// (`MDB_SET_RANGE`), or when `backward`, at the last entry whose key is at or before it.
+    /// `false` when there is none.
+    func seek(_ cursor: OpaquePointer, to target: UnsafeRawBufferPointer, backward: Bool, in db: LMDBDatabase,
+              _ key: inout MDB_val, _ value: inout MDB_val) throws(LMDBError) -> Bool
     {
         key = MDB_val(target)
-        return try move(cursor, op, &key, &value)
-    }
-
-    /// Positions at the last entry whose key is at or before `target` in the database's order.
-    func position(_ cursor: OpaquePointer, atOrBefore target: UnsafeRawBufferPointer, in db: LMDBDatabase,
-                  _ key: inout MDB_val, _ value: inout MDB_val) throws(LMDBError) -> Bool
-    {
-        guard try move(cursor, MDB_SET_RANGE, &key, &value, seeking: target) else {
-            return try move(cursor, MDB_LAST, &key, &value)  // every key is before target
+        guard try move(cursor, MDB_SET_RANGE, &key, &value) else {
+            // Every key is before target.
+            return backward ? try move(cursor, MDB_LAST, &key, &value) : false
         }
+        guard backward else { return true }
         var wanted = MDB_val(target)
         if mdb_cmp(txn, db.handle, &key, &wanted) == 0 { return true }
         return try move(cursor, MDB_PREV, &key, &value)  // landed after target: step back once

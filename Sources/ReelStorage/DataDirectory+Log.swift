@@ -91,16 +91,7 @@ extension DataDirectory {
         }
     }
 
-    static func latestSeq(_ txn: borrowing LMDBReadTransaction, _ log: LMDBDatabase) throws -> UInt64 {
-        var latest: UInt64 = 0
-        try txn.forEach(in: log, reverse: true) { key, _ in
-            latest = try decodeSeq(key, log)
-            return false
-        }
-        return latest
-    }
-
-    static func latestSeq(_ txn: borrowing LMDBWriteTransaction, _ log: LMDBDatabase) throws -> UInt64 {
+    static func latestSeq(_ txn: borrowing some LMDBReadable & ~Copyable, _ log: LMDBDatabase) throws -> UInt64 {
         var latest: UInt64 = 0
         try txn.forEach(in: log, reverse: true) { key, _ in
             latest = try decodeSeq(key, log)

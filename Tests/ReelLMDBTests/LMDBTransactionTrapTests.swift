@@ -28,38 +28,45 @@ import Testing
         }
     }
 
-    @Test func writeTransactionUsedFromAnotherThreadTraps() async throws {
+    /// Writes, and reads through the generic `LMDBReadable` path: each checks the thread.
+    @Test(arguments: ["put", "get", "forEach", "withCursor", "transactionID"])
+    func writeTransactionUsedFromAnotherThreadTraps(operation: String) async throws {
         try await withTemporaryDirectory { dir in
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                [dir = dir as String] in
+                [dir = dir as String, operation = operation as String] in
                 exitSuccessfullyAfter(seconds: 20)
                 let env = try! LMDBEnvironment(path: dir, options: testOptions())
                 let db = try! env.openDatabase("kv", create: true)!
                 try! env.write { txn in
+                    try txn.put(bytes("x"), forKey: 1, in: db)
                     // The transaction is ~Copyable and not Sendable, so only unsafe tricks get it
-                    // onto another thread. Without the thread check this put would succeed and the
-                    // child would exit normally.
-                    runOnAnotherThread { _ = try? txn.put(bytes("x"), forKey: 1, in: db) }
+                    // onto another thread. Without the thread check the operation would succeed
+                    // and the child would exit normally.
+                    runOnAnotherThread {
+                        if operation == "put" {
+                            _ = try? txn.put(bytes("y"), forKey: 2, in: db)
+                        } else {
+                            read(operation, txn, db)
+                        }
+                    }
                 }
             }
             #expect(stderr(of: result).contains("on a thread other than the one that began it"))
         }
     }
 
-    @Test func writingWhileValueBytesAreLentTraps() async throws {
+    /// Every scope that lends value bytes must block writes until it ends.
+    @Test(arguments: ["withValue", "forEach", "withCursor"])
+    func writingWhileValueBytesAreLentTraps(scope: String) async throws {
         try await withTemporaryDirectory { dir in
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                [dir = dir as String] in
+                [dir = dir as String, scope = scope as String] in
                 exitSuccessfullyAfter(seconds: 20)
                 let env = try! LMDBEnvironment(path: dir, options: testOptions())
                 let db = try! env.openDatabase("kv", create: true)!
                 try! env.write { txn in
                     try txn.put(bytes("value"), forKey: 1, in: db)
-                    _ = try txn.withValue(forKey: 1, in: db) { span in
-                        // The put could move the page `span` points into.
-                        try txn.put(bytes("other"), forKey: 2, in: db)
-                        return span.byteCount
-                    }
+                    try writeWhileLending(scope, txn, db)
                 }
             }
             #expect(stderr(of: result).contains("while value bytes of the same transaction are borrowed"))
@@ -93,6 +100,28 @@ import Testing
             }
             #expect(stderr(of: result).contains("belongs to another LMDBEnvironment"))
         }
+    }
+}
+
+/// One read operation through the generic `LMDBReadable` path, named by `operation`.
+private func read(_ operation: String, _ txn: borrowing some LMDBReadable & ~Copyable, _ db: LMDBDatabase) {
+    switch operation {
+    case "get": _ = try? txn.get(1, in: db)
+    case "forEach": try? txn.forEach(in: db) { _, _ in true }
+    case "withCursor": _ = try? txn.withCursor(in: db) { try $0.next() }
+    case "transactionID": _ = txn.transactionID
+    default: fatalError("unknown operation \(operation)")
+    }
+}
+
+/// Writes from inside the value-lending scope named by `scope`; the put could move the page the
+/// lent bytes point into.
+private func writeWhileLending(_ scope: String, _ txn: borrowing LMDBWriteTransaction, _ db: LMDBDatabase) throws {
+    switch scope {
+    case "withValue": _ = try txn.withValue(forKey: 1, in: db) { _ in try txn.put(bytes("other"), forKey: 2, in: db) }
+    case "forEach": try txn.forEach(in: db) { _, _ in try txn.put(bytes("other"), forKey: 2, in: db) }
+    case "withCursor": _ = try txn.withCursor(in: db) { _ in try txn.put(bytes("other"), forKey: 2, in: db) }
+    default: fatalError("unknown scope \(scope)")
     }
 }
 
