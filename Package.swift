@@ -6,6 +6,7 @@ import PackageDescription
 //   ReelJSON (JSON value, pointer, patch, diff) → ReelCore (actions, reducers) ─┤
 //                                                  → ReelStorage (log, checkpoints on LMDB)
 //                                                  → ReelStore (writer, recovery, timeline)
+//   ReelProtocol (JSON-RPC messages of protocol version 1) depends on ReelJSON and ReelCore only.
 // ReelJSON and ReelCore import neither LMDB nor any I/O, so they are usable and testable anywhere.
 let package = Package(
     name: "Reel",
@@ -14,6 +15,7 @@ let package = Package(
         .library(name: "ReelJSON", targets: ["ReelJSON"]),
         .library(name: "ReelStore", targets: ["ReelStore"]),
         .library(name: "ReelExamples", targets: ["ReelExamples"]),
+        .library(name: "ReelProtocol", targets: ["ReelProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -47,6 +49,7 @@ let package = Package(
             ]
         ),
         .target(name: "ReelExamples", dependencies: ["ReelCore"]),
+        .target(name: "ReelProtocol", dependencies: ["ReelJSON", "ReelCore"]),
 
         // Benchmarks print figures; they pass or fail nothing. Not a product: users never build it.
         // Run: swift run -c release reel-bench
@@ -68,6 +71,7 @@ let package = Package(
             dependencies: ["ReelJSON", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelJSON"]),
+        .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
         .testTarget(name: "ReelStorageTests", dependencies: ["ReelStorage", "ReelLMDB", "ReelCore", "ReelJSON", "ReelTestSupport"]),
         .testTarget(
             name: "ReelStoreTests",

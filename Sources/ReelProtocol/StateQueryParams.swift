@@ -1,0 +1,139 @@
+import ReelJSON
+
+// The params of the methods that read the state at some seq: `get`, `diff` and `replay`.
+// Whether a seq exists (error 1006) or a path resolves (1005) is the store's to say; these types
+// only check that the params are well formed.
+
+/// The params of `get`: `{path?: "", at?: seq}`.
+public struct GetParams: Sendable, Equatable {
+    /// The part of the state to read; the root by default.
+    public var path: JSONPointer
+    /// The seq to read the state at; `nil` for the latest.
+    public var at: UInt64?
+
+    /// - Parameters:
+    ///   - path: The part of the state to read.
+    ///   - at: The seq, or `nil` for the latest.
+    public init(path: JSONPointer = .root, at: UInt64? = nil) {
+        self.path = path
+        self.at = at
+    }
+
+    /// Reads and checks the params of a `get` call.
+    ///
+    /// - Parameter params: The request's `params`, `nil` when absent.
+    /// - Throws: -32602 for a path that is not a JSON Pointer, an `at` that is not a seq, or an
+    ///   unknown member.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamsReader(params, method: .get, allowed: ["path", "at"])
+        path = try reader.pointer("path")
+        at = try reader.seq("at")
+    }
+
+    /// The params as a client sends them; `init(params:)` reads them back. Defaults are omitted.
+    public var jsonValue: JSONValue {
+        var members: [String: JSONValue] = [:]
+        if !path.isRoot { members["path"] = .string(path.description) }
+        if let at { members["at"] = JSONValue(seq: at) }
+        return .object(members)
+    }
+}
+
+/// The params of `diff`: `{from: seq, to: seq, path?: ""}`.
+///
+/// `from` may be greater than `to`: the patch then undoes the changes in between.
+public struct DiffParams: Sendable, Equatable {
+    /// The seq of the state the patch starts from.
+    public var from: UInt64
+    /// The seq of the state the patch leads to.
+    public var to: UInt64
+    /// The part of the state to compare; the root by default.
+    public var path: JSONPointer
+
+    /// - Parameters:
+    ///   - from: The seq the patch starts from.
+    ///   - to: The seq the patch leads to.
+    ///   - path: The part of the state to compare.
+    public init(from: UInt64, to: UInt64, path: JSONPointer = .root) {
+        self.from = from
+        self.to = to
+        self.path = path
+    }
+
+    /// Reads and checks the params of a `diff` call.
+    ///
+    /// - Parameter params: The request's `params`.
+    /// - Throws: -32602 when `from` or `to` is missing or not a seq, for a path that is not a
+    ///   JSON Pointer, or an unknown member.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamsReader(params, method: .diff, allowed: ["from", "to", "path"])
+        from = try reader.requiredSeq("from", method: .diff)
+        to = try reader.requiredSeq("to", method: .diff)
+        path = try reader.pointer("path")
+    }
+
+    /// The params as a client sends them; `init(params:)` reads them back.
+    public var jsonValue: JSONValue {
+        var members: [String: JSONValue] = ["from": JSONValue(seq: from), "to": JSONValue(seq: to)]
+        if !path.isRoot { members["path"] = .string(path.description) }
+        return .object(members)
+    }
+}
+
+/// The params of `replay`: `{to?: latest, skip: [seq], path?: ""}`.
+///
+/// An empty `skip` is taken (it answers what `get` at `to` would): scripts that build the list
+/// need no special case for "nothing to skip".
+public struct ReplayParams: Sendable, Equatable {
+    /// The seq to replay up to; `nil` for the latest.
+    public var to: UInt64?
+    /// The actions to leave out, by seq (each 1 or more).
+    public var skip: Set<UInt64>
+    /// The part of the resulting state to return; the root by default.
+    public var path: JSONPointer
+
+    /// - Parameters:
+    ///   - to: The seq to replay up to, or `nil` for the latest.
+    ///   - skip: The seqs of the actions to leave out.
+    ///   - path: The part of the state to return.
+    public init(to: UInt64? = nil, skip: Set<UInt64>, path: JSONPointer = .root) {
+        self.to = to
+        self.skip = skip
+        self.path = path
+    }
+
+    /// Reads and checks the params of a `replay` call.
+    ///
+    /// - Parameter params: The request's `params`.
+    /// - Throws: -32602 when `skip` is missing or not an array of seqs of 1 or more, for a `to`
+    ///   that is not a seq, a path that is not a JSON Pointer, or an unknown member.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamsReader(params, method: .replay, allowed: ["to", "skip", "path"])
+        to = try reader.seq("to")
+        guard let value = reader["skip"] else {
+            throw .invalidParams("replay needs params.skip, the seqs of the actions to leave out, such as [3, 7]")
+        }
+        guard case .array(let elements) = value else {
+            throw .invalidParams("params.skip must be an array of seqs, not \(value.described)")
+        }
+        var skip = Set<UInt64>()
+        for (index, element) in elements.enumerated() {
+            let seq = try readSeq(element, label: "params.skip[\(index)]")
+            guard seq >= 1 else {
+                throw .invalidParams("params.skip[\(index)] must be 1 or more: seq 0 is the initial state, not an action")
+            }
+            skip.insert(seq)
+        }
+        self.skip = skip
+        path = try reader.pointer("path")
+    }
+
+    /// The params as a client sends them; `init(params:)` reads them back. `skip` is sorted, so
+    /// equal params give equal bytes.
+    public var jsonValue: JSONValue {
+        var members: [String: JSONValue] = ["skip": .array(skip.sorted().map { JSONValue(seq: $0) })]
+        if let to { members["to"] = JSONValue(seq: to) }
+        if !path.isRoot { members["path"] = .string(path.description) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,206 @@
+import ReelCore
+import ReelJSON
+import ReelProtocol
+import Testing
+
+/// The exact bytes the server sends for each method: the wire contract as fixtures. A change
+/// here is a change every client sees.
+struct GoldenFrameTests {
+    static let envelope = ActionEnvelope(
+        seq: 7, action: Action(type: "set", payload: ["path": "/a", "value": 1]),
+        time: Timestamp(nanosecondsSince1970: 1_795_273_445_123_456_789),
+        peer: Peer(uid: 1000, gid: 100, pid: 4242), idempotencyKey: "k-1"
+    )
+    static let unknownPeerEnvelope = ActionEnvelope(
+        seq: 8, action: Action(type: "@revert", payload: ["to": 3]),
+        time: Timestamp(nanosecondsSince1970: -1), peer: .unknown
+    )
+    static let noPayloadEnvelope = ActionEnvelope(
+        seq: 9, action: Action(type: "reset"), time: Timestamp(nanosecondsSince1970: 0),
+        peer: Peer(uid: 0, gid: 0, pid: 1)
+    )
+
+    func expectFrame(_ bytes: [UInt8], _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(text(bytes) == text(line(expected)), sourceLocation: sourceLocation)
+        #expect(bytes == line(expected), sourceLocation: sourceLocation)
+    }
+
+    @Test func hello() {
+        let result = RPCResult.hello(
+            version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "json-document", version: "1"))
+        expectFrame(
+            RPCResponse(id: 1, result: result).encodedLine(),
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay"],"protocol":1,"reducer":{"name":"json-document","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+        )
+    }
+
+    @Test func dispatch() {
+        expectFrame(
+            RPCResponse(id: 2, result: RPCResult.dispatch(seq: 43)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":2,"result":{"seq":43}}"#)
+        expectFrame(
+            RPCResponse(id: 2, result: RPCResult.dispatch(seq: 43, duplicate: true)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":2,"result":{"duplicate":true,"seq":43}}"#)
+        expectFrame(
+            RPCResponse(id: 2, result: RPCResult.dispatch(seqs: 43...43, batch: false)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":2,"result":{"seq":43}}"#)
+    }
+
+    @Test func dispatchBatchListsEverySeq() {
+        expectFrame(
+            RPCResponse(id: "b", result: RPCResult.dispatch(seqs: 44...47, batch: true)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":"b","result":{"seqs":[44,45,46,47]}}"#)
+        expectFrame(
+            RPCResponse(id: "b", result: RPCResult.dispatch(seqs: 44...44, batch: true)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":"b","result":{"seqs":[44]}}"#)
+        expectFrame(
+            RPCResponse(id: "b", result: RPCResult.dispatch(seqs: 44...45, duplicate: true, batch: true)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":"b","result":{"duplicate":true,"seqs":[44,45]}}"#)
+    }
+
+    @Test func get() {
+        expectFrame(
+            RPCResponse(id: 3, result: RPCResult.get(seq: 46, value: ["a": [1, 2.5, "x", nil, true]])).encodedLine(),
+            #"{"jsonrpc":"2.0","id":3,"result":{"seq":46,"value":{"a":[1,2.5,"x",null,true]}}}"#)
+    }
+
+    @Test func subscribe() {
+        expectFrame(
+            RPCResponse(id: 4, result: RPCResult.subscribe(subscription: "s1", seq: 46, value: ["n": 1])).encodedLine(),
+            #"{"jsonrpc":"2.0","id":4,"result":{"seq":46,"subscription":"s1","value":{"n":1}}}"#)
+        // `actions` mode: no value.
+        expectFrame(
+            RPCResponse(id: 4, result: RPCResult.subscribe(subscription: "s1", seq: 46, value: nil)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":4,"result":{"seq":46,"subscription":"s1"}}"#)
+        // A value that is JSON null is still a value.
+        expectFrame(
+            RPCResponse(id: 4, result: RPCResult.subscribe(subscription: "s1", seq: 0, value: .null)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":4,"result":{"seq":0,"subscription":"s1","value":null}}"#)
+    }
+
+    @Test func unsubscribe() {
+        expectFrame(
+            RPCResponse(id: 5, result: RPCResult.unsubscribe).encodedLine(),
+            #"{"jsonrpc":"2.0","id":5,"result":{}}"#)
+    }
+
+    @Test func history() {
+        expectFrame(
+            RPCResponse(id: 6, result: RPCResult.history(actions: [Self.envelope, Self.unknownPeerEnvelope], next: 9)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":6,"result":{"actions":[{"payload":{"path":"/a","value":1},"peer":{"gid":100,"pid":4242,"uid":1000},"seq":7,"time":"2026-11-21T15:04:05.123456789Z","type":"set"},{"payload":{"to":3},"peer":{"gid":4294967295,"pid":0,"uid":4294967295},"seq":8,"time":"1969-12-31T23:59:59.999999999Z","type":"@revert"}],"next":9}}"#)
+        // The last page: no `next`. An action without payload shows `null`.
+        expectFrame(
+            RPCResponse(id: 6, result: RPCResult.history(actions: [Self.noPayloadEnvelope], next: nil)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":6,"result":{"actions":[{"payload":null,"peer":{"gid":0,"pid":1,"uid":0},"seq":9,"time":"1970-01-01T00:00:00.000000000Z","type":"reset"}]}}"#)
+        expectFrame(
+            RPCResponse(id: 6, result: RPCResult.history(actions: [], next: nil)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":6,"result":{"actions":[]}}"#)
+    }
+
+    @Test func diff() throws {
+        let patch = JSONPatch([
+            .replace(path: try JSONPointer("/a"), value: 2),
+            .remove(path: try JSONPointer("/b~1c")),
+            .move(from: try JSONPointer("/x"), path: try JSONPointer("/y")),
+            .add(path: try JSONPointer("/list/-"), value: ["k": nil]),
+        ])
+        expectFrame(
+            RPCResponse(id: 7, result: RPCResult.diff(patch: patch)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":7,"result":{"patch":[{"op":"replace","path":"/a","value":2},{"op":"remove","path":"/b~1c"},{"from":"/x","op":"move","path":"/y"},{"op":"add","path":"/list/-","value":{"k":null}}]}}"#)
+        expectFrame(
+            RPCResponse(id: 7, result: RPCResult.diff(patch: JSONPatch([]))).encodedLine(),
+            #"{"jsonrpc":"2.0","id":7,"result":{"patch":[]}}"#)
+    }
+
+    @Test func replay() {
+        expectFrame(
+            RPCResponse(id: 8, result: RPCResult.replay(value: ["a": 1])).encodedLine(),
+            #"{"jsonrpc":"2.0","id":8,"result":{"value":{"a":1}}}"#)
+        expectFrame(
+            RPCResponse(id: 8, result: RPCResult.replay(value: 0, refused: [(seq: 5, reason: "nothing at /b")])).encodedLine(),
+            #"{"jsonrpc":"2.0","id":8,"result":{"refused":[{"reason":"nothing at /b","seq":5}],"value":0}}"#)
+    }
+
+    @Test func stats() {
+        expectFrame(
+            RPCResponse(id: 9, result: RPCResult.stats(seq: 46, figures: ["commits": 3, "seq": 1, "connections": ["open": 2]])).encodedLine(),
+            #"{"jsonrpc":"2.0","id":9,"result":{"commits":3,"connections":{"open":2},"seq":46}}"#)
+        expectFrame(
+            RPCResponse(id: 9, result: RPCResult.stats(seq: 0)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":9,"result":{"seq":0}}"#)
+    }
+
+    // MARK: Notifications
+
+    @Test func updateInValueMode() {
+        expectFrame(
+            RPCNotification.update(subscription: "s1", seq: 47, value: ["n": 2]).encodedLine(),
+            #"{"jsonrpc":"2.0","method":"update","params":{"seq":47,"subscription":"s1","value":{"n":2}}}"#)
+    }
+
+    @Test func updateInPatchMode() throws {
+        let patch = JSONPatch([.replace(path: try JSONPointer("/n"), value: 3)])
+        expectFrame(
+            RPCNotification.update(subscription: "s1", seq: 48, patch: patch).encodedLine(),
+            #"{"jsonrpc":"2.0","method":"update","params":{"patch":[{"op":"replace","path":"/n","value":3}],"seq":48,"subscription":"s1"}}"#)
+    }
+
+    @Test func updateInActionsMode() {
+        expectFrame(
+            RPCNotification.update(subscription: "s2", seq: 9, actions: [Self.unknownPeerEnvelope, Self.noPayloadEnvelope]).encodedLine(),
+            #"{"jsonrpc":"2.0","method":"update","params":{"actions":[{"payload":{"to":3},"peer":{"gid":4294967295,"pid":0,"uid":4294967295},"seq":8,"time":"1969-12-31T23:59:59.999999999Z","type":"@revert"},{"payload":null,"peer":{"gid":0,"pid":1,"uid":0},"seq":9,"time":"1970-01-01T00:00:00.000000000Z","type":"reset"}],"seq":9,"subscription":"s2"}}"#)
+    }
+
+    @Test func notificationWithoutParams() {
+        expectFrame(RPCNotification(method: "ping").encodedLine(), #"{"jsonrpc":"2.0","method":"ping"}"#)
+    }
+
+    // MARK: Errors
+
+    @Test func parseErrorHasANullID() {
+        expectFrame(
+            RPCResponse(id: nil, error: .parseError("expected a JSON value, found end of input at byte 0")).encodedLine(),
+            #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"invalid JSON: expected a JSON value, found end of input at byte 0; send one JSON-RPC 2.0 request object per line"}}"#)
+    }
+
+    @Test func errorMembersAreInCodeMessageDataOrder() {
+        expectFrame(
+            RPCResponse(id: "a7", error: .seqMismatch(expected: 4, current: 7)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":"a7","error":{"code":1003,"message":"expectedSeq is 4 but the latest seq is 7; read the state again and retry","data":{"seq":7}}}"#)
+        expectFrame(
+            RPCResponse(id: 1, error: .lineTooLong(limit: 1_048_576)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":1007,"message":"request line longer than the limit of 1048576 bytes; the connection is closed (split large batches)","data":{"limit":1048576}}}"#)
+        expectFrame(
+            RPCResponse(id: 1, error: RPCError(code: 1005, message: "nothing at /todos/9 in the state at seq 12")).encodedLine(),
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":1005,"message":"nothing at /todos/9 in the state at seq 12"}}"#)
+        expectFrame(
+            RPCResponse(id: 1, error: RPCError(code: 1001, message: "rejected", data: .null)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":1001,"message":"rejected","data":null}}"#)
+    }
+
+    @Test func methodNotFoundListsTheMethods() {
+        expectFrame(
+            RPCResponse(id: 1, error: .methodNotFound("dispach")).encodedLine(),
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats"}}"#)
+    }
+
+    @Test func shuttingDown() {
+        expectFrame(
+            RPCResponse(id: 1, error: .shuttingDown).encodedLine(),
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":1009,"message":"the daemon is shutting down; reconnect once it is back"}}"#)
+    }
+
+    @Test func textThatNeedsEscapingStaysOnOneLine() {
+        let bytes = RPCResponse(id: "x\n\"y\"", error: RPCError(code: 1001, message: "line 1\nline 2\té")).encodedLine()
+        expectFrame(bytes, #"{"jsonrpc":"2.0","id":"x\n\"y\"","error":{"code":1001,"message":"line 1\nline 2\té"}}"#)
+        #expect(bytes.filter { $0 == UInt8(ascii: "\n") }.count == 1)
+    }
+
+    @Test func encodeAppendsToABufferWithoutClearingIt() {
+        var buffer = Array("previous\n".utf8)
+        RPCResponse(id: 1, result: RPCResult.unsubscribe).encode(into: &buffer)
+        RPCNotification.update(subscription: "s", seq: 1, value: 1).encode(into: &buffer)
+        #expect(text(buffer) == "previous\n" + #"{"jsonrpc":"2.0","id":1,"result":{}}"# + "\n"
+            + #"{"jsonrpc":"2.0","method":"update","params":{"seq":1,"subscription":"s","value":1}}"# + "\n")
+    }
+}
