@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.1.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         .systemLibrary(
@@ -50,6 +51,15 @@ let package = Package(
         ),
         .target(name: "ReelExamples", dependencies: ["ReelCore"]),
         .target(name: "ReelProtocol", dependencies: ["ReelJSON", "ReelCore"]),
+        .target(
+            name: "ReelServer",
+            dependencies: [
+                "ReelProtocol", "ReelStore", "ReelCore", "ReelJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // Benchmarks print figures; they pass or fail nothing. Not a product: users never build it.
         // Run: swift run -c release reel-bench
@@ -72,6 +82,14 @@ let package = Package(
         ),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelJSON"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
+        .testTarget(
+            name: "ReelServerTests",
+            dependencies: [
+                "ReelServer", "ReelProtocol", "ReelJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "ReelStorageTests", dependencies: ["ReelStorage", "ReelLMDB", "ReelCore", "ReelJSON", "ReelTestSupport"]),
         .testTarget(
             name: "ReelStoreTests",

@@ -1,0 +1,105 @@
+import NIOCore
+
+/// Why the framing of a connection failed. The connection answers with the matching protocol error
+/// and is closed; nothing it sent after the failure is read.
+public enum FramingError: Error, Equatable, Sendable {
+    /// A line (a message) is longer than the configured limit, in bytes.
+    case lineTooLong(limit: Int)
+    /// The peer sent part of a line and then nothing for this long.
+    case stalledMidLine(after: TimeAmount)
+}
+
+/// Splits a connection's byte stream into messages: one line each, terminated by `\n` (a `\r`
+/// before it is dropped). Enforces the protocol's limits on the way:
+///
+/// - a line longer than `maxLineLength` bytes is refused as soon as that many bytes without a
+///   newline have arrived, so a peer cannot make the daemon buffer an unbounded line;
+/// - a peer that stops in the middle of a line for `midLineTimeout` is cut off. An idle connection
+///   *between* lines is fine: subscribers wait for updates without sending anything.
+///
+/// Empty lines are skipped (handy when typing into `socat`).
+public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = ByteBuffer
+
+    private let maxLineLength: Int
+    private let midLineTimeout: TimeAmount
+    private var pending: ByteBuffer?
+    private var stallTimer: Scheduled<Void>?
+    private var failed = false
+
+    /// - Parameters:
+    ///   - maxLineLength: the longest line accepted, in bytes, not counting the newline.
+    ///   - midLineTimeout: how long a partial line may wait for the rest.
+    public init(maxLineLength: Int, midLineTimeout: TimeAmount) {
+        precondition(maxLineLength > 0, "maxLineLength must be positive")
+        self.maxLineLength = maxLineLength
+        self.midLineTimeout = midLineTimeout
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
+        var incoming = unwrapInboundIn(data)
+        if pending == nil {
+            pending = incoming
+        } else {
+            pending!.writeBuffer(&incoming)
+        }
+        emitCompleteLines(context: context)
+    }
+
+    private func emitCompleteLines(context: ChannelHandlerContext) {
+        while var buffer = pending, let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+            let length = newline - buffer.readerIndex
+            var line = buffer.readSlice(length: length)!
+            buffer.moveReaderIndex(forwardBy: 1)
+            pending = buffer.readableBytes > 0 ? buffer : nil
+            if line.readableBytesView.last == UInt8(ascii: "\r") {
+                line = line.getSlice(at: line.readerIndex, length: line.readableBytes - 1)!
+            }
+            guard line.readableBytes <= maxLineLength else {
+                fail(context: context, .lineTooLong(limit: maxLineLength))
+                return
+            }
+            if line.readableBytes > 0 {
+                context.fireChannelRead(wrapInboundOut(line))
+            }
+            if failed { return }
+        }
+        if let pending, pending.readableBytes > maxLineLength {
+            fail(context: context, .lineTooLong(limit: maxLineLength))
+            return
+        }
+        if pending == nil {
+            stallTimer?.cancel()
+            stallTimer = nil
+        } else if stallTimer == nil {
+            // Started when a partial line first arrives, not reset by more partial data: a peer
+            // trickling a byte a minute must not hold a connection (and its buffer) forever.
+            let timeout = midLineTimeout
+            stallTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+                fail(context: context, .stalledMidLine(after: timeout))
+            }
+        }
+    }
+
+    private func fail(context: ChannelHandlerContext, _ error: FramingError) {
+        guard !failed else { return }
+        failed = true
+        pending = nil
+        stallTimer?.cancel()
+        stallTimer = nil
+        context.fireErrorCaught(error)
+    }
+
+    public func channelInactive(context: ChannelHandlerContext) {
+        stallTimer?.cancel()
+        stallTimer = nil
+        context.fireChannelInactive()
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        stallTimer?.cancel()
+        stallTimer = nil
+    }
+}

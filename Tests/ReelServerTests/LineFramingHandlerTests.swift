@@ -1,0 +1,75 @@
+import NIOCore
+import NIOEmbedded
+import ReelServer
+import Testing
+
+/// Framing of newline-delimited messages, with the line limit and the mid-line timeout.
+struct LineFramingHandlerTests {
+    func makeChannel(limit: Int = 16, timeout: TimeAmount = .seconds(5)) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(LineFramingHandler(maxLineLength: limit, midLineTimeout: timeout))
+        return channel
+    }
+
+    func send(_ channel: EmbeddedChannel, _ text: String) throws {
+        try channel.writeInbound(ByteBuffer(string: text))
+    }
+
+    func lines(_ channel: EmbeddedChannel) throws -> [String] {
+        var lines: [String] = []
+        while let buffer = try channel.readInbound(as: ByteBuffer.self) {
+            lines.append(String(buffer: buffer))
+        }
+        return lines
+    }
+
+    @Test func splitsLinesAcrossAndWithinReads() throws {
+        let channel = try makeChannel()
+        try send(channel, "{\"a\":1}\n{\"b\"")
+        #expect(try lines(channel) == ["{\"a\":1}"])
+        try send(channel, ":2}\r\n\n[3]\n")
+        #expect(try lines(channel) == ["{\"b\":2}", "[3]"])
+        _ = try channel.finish()
+    }
+
+    @Test func aLineAtTheLimitPassesAndOneByteMoreFails() throws {
+        let channel = try makeChannel(limit: 4)
+        try send(channel, "abcd\n")
+        #expect(try lines(channel) == ["abcd"])
+        #expect(throws: FramingError.lineTooLong(limit: 4)) { try send(channel, "abcde\n") }
+        // Nothing after the failure is read.
+        try send(channel, "ok\n")
+        #expect(try lines(channel).isEmpty)
+    }
+
+    @Test func anOverlongLineFailsBeforeItsNewlineArrives() throws {
+        let channel = try makeChannel(limit: 8)
+        try send(channel, "12345678")
+        #expect(throws: FramingError.lineTooLong(limit: 8)) { try send(channel, "9") }
+    }
+
+    @Test func aPeerStalledMidLineIsCutOffButAnIdleOneIsNot() throws {
+        let channel = try makeChannel(timeout: .seconds(5))
+        try send(channel, "{\"ok\":true}\n")
+        #expect(try lines(channel) == ["{\"ok\":true}"])
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        try channel.throwIfErrorCaught()  // idle between lines: fine
+
+        try send(channel, "{\"half")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        try channel.throwIfErrorCaught()
+        try send(channel, "\":")  // more of the same line does not restart the clock
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(throws: FramingError.stalledMidLine(after: .seconds(5))) { try channel.throwIfErrorCaught() }
+    }
+
+    @Test func finishingALineCancelsTheStallTimer() throws {
+        let channel = try makeChannel(timeout: .seconds(5))
+        try send(channel, "[1,")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3))
+        try send(channel, "2]\n")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        try channel.throwIfErrorCaught()
+        #expect(try lines(channel) == ["[1,2]"])
+    }
+}
