@@ -77,6 +77,13 @@ public final class Store<State: StoreState>: Sendable {
     /// The latest committed seq and state.
     public var snapshot: StoreSnapshot<State> { writer.shared.withLock { $0.snapshot } }
 
+    /// The latest committed seq now, then after every commit (coalesced: a slow reader sees the
+    /// newest seq, not each one). Ends when the store closes. Read the state that goes with a seq
+    /// from ``snapshot`` (it may already be newer) or from ``timeline``.
+    public func commits() -> AsyncStream<UInt64> {
+        writer.watchers.makeStream(current: snapshot.seq)
+    }
+
     /// Counters: commits, actions, refusals, checkpoints.
     public var statistics: StoreStatistics { writer.shared.withLock { $0.statistics } }
 

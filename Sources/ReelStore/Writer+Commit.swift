@@ -93,6 +93,9 @@ extension Writer {
             shared.statistics.duplicates += UInt64(duplicates)
         }
         recordCheckpoints(batch.checkpoints)
+        if committed > 0 {
+            watchers.publish(workingSeq)
+        }
         for (request, result) in pending {
             request.reply(.success(result))
         }

@@ -22,6 +22,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     let options: StoreOptions
     let logger: Logger
     let queue = WriteQueue<DispatchRequest>()
+    let watchers = CommitWatchers()
     let shared: Mutex<Shared>
     private let exited = ExitSignal()
     let checkpointEncoder = DispatchQueue(label: "reel.checkpoint-encoder")
@@ -94,6 +95,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     func finish() async {
         queue.close()
         await exited.wait()
+        watchers.finish()
         checkpointEncoder.sync {}  // let an encode in flight land in the queue
         var checkpoints = queue.takeCheckpoints()
         let written = shared.withLock { $0.statistics.lastCheckpointSeq }

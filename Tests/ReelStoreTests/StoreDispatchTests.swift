@@ -188,3 +188,28 @@ struct StoreDispatchTests {
         await store.close()
     }
 }
+
+/// Watching commits: what subscription hubs build on.
+struct CommitStreamTests {
+    @Test func aWatcherHearsTheLatestSeqAndTheEndOfTheStore() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        try await store.dispatch(Action(type: "set", payload: ["path": "/a", "value": 1]))
+        var iterator = store.commits().makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+        for value in 2...4 {
+            try await store.dispatch(Action(type: "set", payload: ["path": "/a", "value": .int(Int64(value))]))
+        }
+        // Coalesced: the watcher did not read in between, so it sees the newest seq only.
+        #expect(await iterator.next() == 4)
+        // A refused dispatch commits nothing and wakes no one.
+        await #expect(throws: StoreError.self) { try await store.dispatch(Action(type: "remove", payload: ["path": "/zzz"])) }
+        try await store.dispatch(Action(type: "set", payload: ["path": "/b", "value": true]))
+        #expect(await iterator.next() == 5)
+        await store.close()
+        #expect(await iterator.next() == nil)
+        var late = store.commits().makeAsyncIterator()
+        #expect(await late.next() == 5)
+        #expect(await late.next() == nil)
+    }
+}
