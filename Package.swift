@@ -85,8 +85,9 @@ let package = Package(
         .testTarget(
             name: "ReelServerTests",
             dependencies: [
-                "ReelServer", "ReelProtocol", "ReelJSON",
+                "ReelServer", "ReelProtocol", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
