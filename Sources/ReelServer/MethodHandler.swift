@@ -25,11 +25,8 @@ public struct MethodHandler<State: StoreState>: Sendable {
 
     /// The result of one call, or the error to answer with.
     public func handle(_ call: RPCCall, peer: Peer) async -> Result<JSONValue, RPCError> {
-        guard authorize(Permission(for: call.method), peer) else {
-            return .failure(RPCError(
-                code: RPCError.Code.permissionDenied,
-                message: "uid \(peer.uid) may not use '\(call.method.rawValue)' on this daemon (see its access policy)"
-            ))
+        if let denial = denial(call.method, peer: peer) {
+            return .failure(denial)
         }
         do {
             return .success(try await result(of: call, peer: peer))
@@ -80,16 +77,51 @@ public struct MethodHandler<State: StoreState>: Sendable {
     }
 
     private func dispatch(_ params: DispatchParams, peer: Peer) async throws(RPCError) -> JSONValue {
+        try await response(to: params, ticket: submit(params, peer: peer)).get()
+    }
+
+    /// Hands a dispatch to the store now, so that dispatches keep the order they were read in.
+    /// The caller has checked the peer's permission (``handle(_:peer:)`` does).
+    public func submit(_ params: DispatchParams, peer: Peer) -> DispatchTicket {
+        store.submit(batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey)
+    }
+
+    /// The `dispatch` result (or error) once the submitted actions are durable or refused.
+    public func response(to params: DispatchParams, ticket: DispatchTicket) async -> Result<JSONValue, RPCError> {
         let result: DispatchResult
         do {
-            result = try await store.dispatch(
-                batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey
-            )
+            result = try await ticket.result()
         } catch {
-            throw Self.rpcError(error, expectedSeq: params.expectedSeq)
+            return .failure(Self.rpcError(error, expectedSeq: params.expectedSeq))
         }
-        guard params.isBatch else { return RPCResult.dispatch(seq: result.seq, duplicate: result.duplicate) }
-        return RPCResult.dispatch(seqs: result.seqs, duplicate: result.duplicate, batch: true)
+        guard params.isBatch else { return .success(RPCResult.dispatch(seq: result.seq, duplicate: result.duplicate)) }
+        return .success(RPCResult.dispatch(seqs: result.seqs, duplicate: result.duplicate, batch: true))
+    }
+
+    /// The permission error for a peer that may not call `method`.
+    public func denial(_ method: MethodName, peer: Peer) -> RPCError? {
+        guard !authorize(Permission(for: method), peer) else { return nil }
+        return RPCError(
+            code: RPCError.Code.permissionDenied,
+            message: "uid \(peer.uid) may not use '\(method.rawValue)' on this daemon (see its access policy)"
+        )
+    }
+
+    /// The value at `path` at `seq` (now when `nil`), or `nil` when nothing is there.
+    func slice(at seq: UInt64?, path: JSONPointer) async throws(RPCError) -> (seq: UInt64, value: JSONValue?) {
+        let timeline = store.timeline
+        guard let seq else {
+            let snapshot = store.snapshot
+            return (snapshot.seq, try Self.wire { () throws(StoreError) in try snapshot.state.jsonValueOrThrow(seq: snapshot.seq) }.value(at: path))
+        }
+        let state = try await query { () throws(StoreError) in try timeline.state(at: seq) }
+        return (seq, try Self.wire { () throws(StoreError) in try state.jsonValueOrThrow(seq: seq) }.value(at: path))
+    }
+
+    /// Logged actions `from...to`, at most `limit`, read on the query pool.
+    func history(from: UInt64, to: UInt64, limit: Int) async throws(RPCError) -> HistoryPage {
+        let timeline = store.timeline
+        return try await query { () throws(StoreError) in try timeline.history(from: from, to: to, limit: limit) }
     }
 
     /// Runs a time-travel query on the query pool.

@@ -111,18 +111,27 @@ public final class Store<State: StoreState>: Sendable {
         batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil,
         idempotencyKey: String? = nil
     ) async throws(StoreError) -> DispatchResult {
-        guard !actions.isEmpty else { throw StoreError(.invalidArgument, "a batch needs at least one action") }
-        let queue = writer.queue
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DispatchResult, StoreError>, Never>) in
-            let request = DispatchRequest(
-                actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey,
-                reply: { continuation.resume(returning: $0) }
-            )
-            if !queue.submit(request) {
-                continuation.resume(returning: .failure(StoreError(.shuttingDown, "the store is shutting down")))
-            }
+        try await submit(batch: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey).result()
+    }
+
+    /// Hands a dispatch to the writer now and returns at once. Dispatches submitted one after the
+    /// other get their seqs in that order, which a connection relies on to keep its pipelined
+    /// dispatches in request order while they still share commits.
+    public func submit(
+        batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil
+    ) -> DispatchTicket {
+        guard !actions.isEmpty else {
+            return DispatchTicket(failed: StoreError(.invalidArgument, "a batch needs at least one action"))
         }
-        return try result.get()
+        let ticket = DispatchTicket()
+        let request = DispatchRequest(
+            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey,
+            reply: { ticket.resolve($0) }
+        )
+        if !writer.queue.submit(request) {
+            ticket.resolve(.failure(StoreError(.shuttingDown, "the store is shutting down")))
+        }
+        return ticket
     }
 
     deinit {

@@ -105,7 +105,9 @@ extension Timeline {
 }
 
 extension StoreState {
-    func jsonValueOrThrow(seq: UInt64) throws(StoreError) -> JSONValue {
+    /// The state as JSON, or a storage error naming the seq (a state that cannot be written as JSON
+    /// is a bug in its `Encodable` conformance, found at run time).
+    public func jsonValueOrThrow(seq: UInt64) throws(StoreError) -> JSONValue {
         do {
             return try jsonValue()
         } catch {

@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CReelSocket
+import Logging
+import NIOCore
+import NIOPosix
+import ReelCore
+import ReelProtocol
+import ReelStore
+import ServiceLifecycle
+import Synchronization
+
+/// The socket server: accepts connections on a Unix domain socket and serves protocol version 1
+/// over each (newline-delimited JSON-RPC 2.0).
+///
+/// A `Service`: on graceful shutdown it stops accepting, lets every connection finish the requests
+/// it has read, then returns. The store is not closed here; its own service does that after.
+public struct ReelServer<State: StoreState>: Service {
+    let configuration: ServerConfiguration
+    let store: Store<State>
+    let authorize: Authorizer
+    let logger: Logger
+    let eventLoopGroup: any EventLoopGroup
+
+    public init(
+        configuration: ServerConfiguration, store: Store<State>, authorize: @escaping Authorizer,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.authorize = authorize
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let limits = configuration.limits
+        let server = try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: 256)
+            .bind(unixDomainSocketPath: configuration.socketPath) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        LineFramingHandler(maxLineLength: limits.maxLineLength, midLineTimeout: limits.midLineTimeout)
+                    )
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        try configuration.onBound(configuration.socketPath)
+        logger.info("listening", metadata: ["socket": "\(configuration.socketPath)"])
+
+        let queryPool = NIOThreadPool(numberOfThreads: 2)
+        queryPool.start()
+        let handler = MethodHandler(
+            store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize
+        )
+        let open = ConnectionCount()
+        let ids = SubscriptionIDs()
+        await withDiscardingTaskGroup { group in
+            await withGracefulShutdownHandler {
+                do {
+                    try await server.executeThenClose { connections in
+                        for try await connection in connections {
+                            let admitted = open.admit(limit: limits.maxConnections)
+                            group.addTask {
+                                defer { if admitted { open.release() } }
+                                guard admitted else {
+                                    await refuse(connection, limit: limits.maxConnections)
+                                    return
+                                }
+                                let peer = await Self.peerCredentials(of: connection.channel)
+                                await ServerConnection(
+                                    channel: connection, peer: peer, handler: handler, limits: limits,
+                                    logger: logger, subscriptionIDs: ids
+                                ).run()
+                            }
+                        }
+                    }
+                } catch {
+                    logger.error("accepting connections failed: \(error)")
+                }
+            } onGracefulShutdown: {
+                server.channel.close(promise: nil)
+            }
+        }
+        try? await queryPool.shutdownGracefully()
+        logger.info("server stopped")
+    }
+
+    private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, limit: Int) async {
+        let error = RPCError(
+            code: RPCError.Code.overloaded, message: "the daemon already serves \(limit) connections; try again later"
+        )
+        try? await connection.executeThenClose { _, outbound in
+            try await outbound.write(ByteBuffer(bytes: RPCResponse(id: nil, error: error).encodedLine()))
+        }
+    }
+
+    /// The peer's uid, gid and pid from `SO_PEERCRED`: who is on the other end of the socket, as
+    /// the kernel saw it at `connect`. Stamped on every action the connection dispatches.
+    static func peerCredentials(of channel: any Channel) async -> Peer {
+        guard let provider = channel as? any SocketOptionProvider,
+            let credentials: reel_ucred = try? await provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
+            ).get()
+        else {
+            return .unknown
+        }
+        return Peer(uid: UInt32(credentials.uid), gid: UInt32(credentials.gid), pid: Int32(credentials.pid))
+    }
+}
+
+/// Connections open now, against the limit.
+final class ConnectionCount: Sendable {
+    private let count = Mutex(0)
+
+    func admit(limit: Int) -> Bool {
+        count.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    func release() {
+        count.withLock { $0 -= 1 }
+    }
+}

@@ -1,0 +1,34 @@
+import NIOCore
+
+/// How the socket server runs. The daemon fills it from its configuration.
+public struct ServerConfiguration: Sendable {
+    /// Per-connection limits; each answers with its protocol error and closes only that connection.
+    public struct Limits: Sendable {
+        /// The longest request line, in bytes (SPEC default: 1 MiB).
+        public var maxLineLength = 1 << 20
+        /// A peer silent this long in the middle of a line is cut off.
+        public var midLineTimeout: TimeAmount = .seconds(30)
+        /// Connections open at once; one more is answered with 1008 and closed.
+        public var maxConnections = 256
+        /// Subscriptions per connection; one more is refused with 1008.
+        public var maxSubscriptionsPerConnection = 64
+        /// Requests of one connection being worked on at once; the server stops reading that
+        /// connection until answers go out.
+        public var maxRequestsInFlight = 128
+
+        public init() {}
+    }
+
+    /// The socket's path. It must not exist (the daemon removes a stale one before).
+    public var socketPath: String
+    public var limits = Limits()
+    /// Called right after the socket is bound, before any connection is accepted: the daemon sets
+    /// the socket's mode and group here.
+    public var onBound: @Sendable (String) throws -> Void = { _ in }
+    /// The version `hello` reports.
+    public var serverVersion = "0.1.0"
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+}

@@ -1,0 +1,143 @@
+import Logging
+import NIOCore
+import ReelCore
+import ReelJSON
+import ReelProtocol
+import ReelStore
+import ServiceLifecycle
+import Synchronization
+
+/// One client connection: reads requests line by line, runs them concurrently, writes responses in
+/// request order and subscription updates as the state changes.
+struct ServerConnection<State: StoreState>: Sendable {
+    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    let peer: Peer
+    let handler: MethodHandler<State>
+    let limits: ServerConfiguration.Limits
+    let logger: Logger
+    let subscriptionIDs: SubscriptionIDs
+
+    func run() async {
+        let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight)
+        let store = handler.store
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        // Every commit may change a subscribed slice: wake the writer (coalesced).
+                        for await _ in store.commits() { outbox.wake() }
+                    }
+                    group.addTask {
+                        await withGracefulShutdownHandler {
+                            await withTaskGroup(of: Void.self) { requests in
+                                await readRequests(inbound, outbox: outbox, requests: &requests)
+                            }
+                        } onGracefulShutdown: {
+                            // Stop reading; what was read is still answered, then the connection closes.
+                            channel.channel.close(mode: .input, promise: nil)
+                        }
+                        outbox.close()
+                    }
+                    defer { outbox.abort() }
+                    try await UpdateWriter(handler: handler, outbox: outbox, outbound: outbound).run()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("connection ended: \(error)", metadata: ["pid": "\(peer.pid)"])
+        }
+    }
+
+    private func readRequests(
+        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, outbox: Outbox, requests group: inout TaskGroup<Void>
+    ) async {
+        // Dispatches go to the store in the order they are read (so they get seqs in request
+        // order, yet share commits); a read waits for the dispatches read before it, so a
+        // connection always reads its own writes.
+        var lastDispatch: DispatchTicket?
+        do {
+            for try await line in inbound {
+                guard let slot = await outbox.reserve() else { return }
+                let parsed = line.withUnsafeReadableBytes { RPCRequest.parse($0) }
+                switch parsed {
+                case .failure(let errorResponse):
+                    outbox.fill(slot, with: errorResponse.encodedLine())
+                case .success(let request):
+                    guard let id = request.id else {
+                        // JSON-RPC: a notification gets no answer, so nothing could tell the peer
+                        // what became of it; refuse to act on one rather than act silently.
+                        outbox.fill(slot, with: RPCResponse(id: nil, error: RPCError.invalidRequest(
+                            "requests need an id: without one the answer could not be matched"
+                        )).encodedLine())
+                        continue
+                    }
+                    let call: RPCCall
+                    do {
+                        call = try RPCCall(request)
+                    } catch {
+                        outbox.fill(slot, with: RPCResponse(id: id, error: error).encodedLine())
+                        continue
+                    }
+                    if let denial = handler.denial(call.method, peer: peer) {
+                        outbox.fill(slot, with: RPCResponse(id: id, error: denial).encodedLine())
+                        continue
+                    }
+                    let barrier = lastDispatch
+                    switch call {
+                    case .dispatch(let params):
+                        let ticket = handler.submit(params, peer: peer)
+                        lastDispatch = ticket
+                        let handler = self.handler
+                        group.addTask {
+                            outbox.fill(slot, with: Self.encode(id, await handler.response(to: params, ticket: ticket)))
+                        }
+                    case .subscribe(let params):
+                        _ = try? await barrier?.result()
+                        let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
+                        outbox.fill(slot, with: bytes, activating: subscription)
+                    case .unsubscribe(let params):
+                        let response = outbox.remove(subscription: params.subscription)
+                            ? RPCResponse(id: id, result: RPCResult.unsubscribe)
+                            : RPCResponse(id: id, error: RPCError(
+                                code: RPCError.Code.invalidParams, message: "no subscription '\(params.subscription)' on this connection"
+                            ))
+                        outbox.fill(slot, with: response.encodedLine())
+                    default:
+                        let handler = self.handler, peer = self.peer
+                        group.addTask {
+                            _ = try? await barrier?.result()
+                            outbox.fill(slot, with: Self.encode(id, await handler.handle(call, peer: peer)))
+                        }
+                    }
+                }
+            }
+        } catch let error as FramingError {
+            guard let slot = await outbox.reserve() else { return }
+            let rpcError = switch error {
+            case .lineTooLong(let limit): RPCError.lineTooLong(limit: limit)
+            case .stalledMidLine(let after):
+                RPCError(code: RPCError.Code.tooLarge, message: "no newline after \(after.nanoseconds / 1_000_000_000) s in the middle of a message; the connection is closed")
+            }
+            outbox.fill(slot, with: RPCResponse(id: nil, error: rpcError).encodedLine(), close: true)
+        } catch {
+            logger.debug("read failed: \(error)")
+        }
+    }
+}
+
+extension ServerConnection {
+    static func encode(_ id: RPCID, _ outcome: Result<JSONValue, RPCError>) -> [UInt8] {
+        switch outcome {
+        case .success(let result): RPCResponse(id: id, result: result).encodedLine()
+        case .failure(let error): RPCResponse(id: id, error: error).encodedLine()
+        }
+    }
+}
+
+/// Unique subscription ids for the daemon's lifetime.
+final class SubscriptionIDs: Sendable {
+    private let next = Mutex<UInt64>(0)
+    func make() -> String {
+        "s\(next.withLock { $0 += 1; return $0 })"
+    }
+}

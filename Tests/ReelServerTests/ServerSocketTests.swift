@@ -1,0 +1,137 @@
+import Foundation
+import ReelCore
+import ReelJSON
+import ReelServer
+import ReelStore
+import Testing
+
+/// The protocol over a real Unix socket: framing, ordering, errors, peer credentials, subscriptions.
+struct ServerSocketTests {
+    static func set(_ path: String, _ value: JSONValue) -> JSONValue {
+        ["action": ["type": "set", "payload": ["path": .string(path), "value": value]]]
+    }
+
+    @Test func helloAndPeerCredentialsAreStamped() async throws {
+        try await ServerHarness.run { server throws in
+            try await server.connect { connection throws in
+                let hello = try await connection.request(1, "hello", ["client": "test"])
+                #expect(hello["id"] == 1)
+                #expect(hello["result"]?["server"] == "reeld")
+                #expect(try await connection.request(2, "dispatch", Self.set("/a", 1))["result"] == ["seq": 1])
+            }
+            let logged = try #require(try server.store.timeline.history().actions.first)
+            #expect(logged.peer.uid == UInt32(getuid()))
+            #expect(logged.peer.pid == getpid())
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await ServerHarness.run { server throws in
+            try await server.connect { connection throws in
+                var lines = ""
+                for i in 1...20 {
+                    let method = i % 2 == 0 ? "get" : "dispatch"
+                    let params: JSONValue = i % 2 == 0 ? ["path": ""] : Self.set("/n", .int(Int64(i)))
+                    lines += (["jsonrpc": "2.0", "id": .int(Int64(i)), "method": .string(method), "params": params] as JSONValue).jsonString + "\n"
+                }
+                try await connection.send(lines)  // all at once, in one write
+                for i in 1...20 {
+                    let response = try await connection.receive()
+                    #expect(response["id"] == .int(Int64(i)))
+                    if i % 2 == 0 {
+                        // A get sees (at least) every dispatch sent before it on this connection.
+                        let n = try #require(response["result"]?["value"]?["n"]?.intValue)
+                        #expect(n >= Int64(i - 1))
+                    } else {
+                        // Dispatches get seqs in request order.
+                        #expect(response["result"]?["seq"] == .int(Int64((i + 1) / 2)))
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func badInputGetsItsErrorAndTheConnectionGoesOn() async throws {
+        try await ServerHarness.run { server throws in
+            try await server.connect { connection throws in
+                try await connection.send("this is not json\n")
+                #expect(try await connection.receive()["error"]?["code"] == -32700)
+                try await connection.send("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"frobnicate\"}\n")
+                let unknown = try await connection.receive()
+                #expect(unknown["error"]?["code"] == -32601)
+                #expect(unknown["id"] == 7)
+                #expect(try await connection.request(8, "get", ["at": "yesterday"])["error"]?["code"] == -32602)
+                #expect(try await connection.request(9, "dispatch", ["action": ["type": "nope"]])["error"]?["code"] == 1002)
+                #expect(try await connection.request(10, "get")["result"] == ["seq": 0, "value": [:]])
+            }
+        }
+    }
+
+    @Test func anOverlongLineIsRefusedAndOnlyThatConnectionCloses() async throws {
+        try await ServerHarness.run(configure: { $0.limits.maxLineLength = 1024 }) { server throws in
+            try await server.connect { other throws in
+                try await server.connect { connection throws in
+                    try await connection.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get\",\"params\":{\"path\":\"/" + String(repeating: "x", count: 2000) + "\"}}\n")
+                    let refused = try await connection.receive()
+                    #expect(refused["error"]?["code"] == 1007)
+                    #expect(await connection.isClosed())
+                }
+                #expect(try await other.request(1, "hello")["result"]?["protocol"] == 1)
+            }
+        }
+    }
+
+    @Test func subscriptionsInEachMode() async throws {
+        try await ServerHarness.run { server throws in
+            try await server.connect { watcher throws in
+                let value = try await watcher.request(1, "subscribe", ["path": "/todo", "mode": "value"])
+                #expect(value["result"]?["seq"] == 0)
+                #expect(value["result"]?["value"] == .null)
+                let valueID = try #require(value["result"]?["subscription"])
+                let patch = try await watcher.request(2, "subscribe", ["path": "/todo", "mode": "patch"])
+                let patchID = try #require(patch["result"]?["subscription"])
+                let actions = try await watcher.request(3, "subscribe", ["mode": "actions"])
+                let actionsID = try #require(actions["result"]?["subscription"])
+                #expect(actions["result"]?.objectValue?.keys.contains("value") == false)
+
+                try await server.connect { writer throws in
+                    _ = try await writer.request(1, "dispatch", Self.set("/todo", ["title": "milk"]))
+                    _ = try await writer.request(2, "dispatch", Self.set("/other", 1))  // not under /todo
+                    _ = try await writer.request(3, "dispatch", Self.set("/todo/title", "eggs"))
+                }
+                let eggs: JSONValue = ["title": "eggs"]
+                var lastValue = JSONValue.null
+                var valueSeqs: [UInt64] = []
+                var rebuilt = JSONValue.null
+                var actionSeqs: [JSONValue] = []
+                var messages = 0
+                while actionSeqs.count < 3 || lastValue != eggs || rebuilt != eggs {
+                    messages += 1
+                    guard messages <= 10 else {
+                        Issue.record("updates never converged: value \(lastValue), patched \(rebuilt), actions \(actionSeqs)")
+                        return
+                    }
+                    let update = try await watcher.receive()
+                    #expect(update["method"] == "update")
+                    let params = try #require(update["params"])
+                    switch params["subscription"] {
+                    case valueID:
+                        lastValue = try #require(params["value"])
+                        valueSeqs.append(UInt64(try #require(params["seq"]?.intValue)))
+                    case patchID:
+                        // Patch mode: applying the patches in order gives the value.
+                        try JSONPatch(try #require(params["patch"])).apply(to: &rebuilt)
+                    case actionsID:
+                        actionSeqs += params["actions"]?.arrayValue?.compactMap { $0["seq"] } ?? []
+                    default:
+                        Issue.record("update for an unknown subscription: \(params)")
+                    }
+                }
+                // Value mode: only changes of /todo (seq 2 did not touch it); seqs may jump, values are right.
+                #expect(!valueSeqs.contains(2))
+                // Actions mode: every action, in order, none missing.
+                #expect(actionSeqs == [1, 2, 3])
+            }
+        }
+    }
+}
