@@ -5,7 +5,7 @@ import ReelJSON
 ///
 /// Protocol 1 has one, `update`, built with ``RPCNotification/update(subscription:seq:value:)``
 /// and its siblings. On the wire: `{"jsonrpc":"2.0","method":"update","params":{…}}`.
-public struct RPCNotification: Sendable, Equatable {
+public struct RPCNotification: Sendable, Equatable, LineEncodable {
     /// The method name, such as `"update"`.
     public var method: String
     /// The params member, or `nil` to omit it.
@@ -32,13 +32,6 @@ public struct RPCNotification: Sendable, Equatable {
         bytes.append(contentsOf: "}\n".utf8)
     }
 
-    /// The notification as one line ending in `"\n"`. See ``encode(into:)``.
-    public func encodedLine() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
-        encode(into: &bytes)
-        return bytes
-    }
 }
 
 extension RPCNotification {

@@ -5,7 +5,7 @@ import ReelJSON
 /// Parsing checks the envelope only — `jsonrpc`, `id`, `method`, the kind of `params` — and
 /// leaves the method and its params to ``RPCCall``, so a server can answer a valid envelope with
 /// the right `id` whatever is wrong inside it.
-public struct RPCRequest: Sendable, Equatable {
+public struct RPCRequest: Sendable, Equatable, LineEncodable {
     /// The id to echo in the response; `nil` for a notification, which gets no response
     /// (JSON-RPC 2.0 section 4.1), not even an error.
     public var id: RPCID?
@@ -162,10 +162,4 @@ public struct RPCRequest: Sendable, Equatable {
         bytes.append(contentsOf: "}\n".utf8)
     }
 
-    /// The request as one line ending in `"\n"`. See ``encode(into:)``.
-    public func encodedLine() -> [UInt8] {
-        var bytes: [UInt8] = []
-        encode(into: &bytes)
-        return bytes
-    }
 }

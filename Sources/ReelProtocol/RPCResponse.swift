@@ -12,7 +12,7 @@ import ReelJSON
 /// The envelope is written by hand around `JSONValue.serialize(into:)` because a JSON object is
 /// canonical (members sorted), which would put `error` before `id` and `id` before `jsonrpc`;
 /// a fixed order keeps lines readable in `socat` and golden tests byte-exact.
-public struct RPCResponse: Sendable, Equatable {
+public struct RPCResponse: Sendable, Equatable, LineEncodable {
     /// The id of the request answered; `nil` (written `null`) only in an error response to a
     /// request whose id could not be read.
     public var id: RPCID?
@@ -70,13 +70,6 @@ public struct RPCResponse: Sendable, Equatable {
         bytes.append(contentsOf: "}\n".utf8)
     }
 
-    /// The response as one line ending in `"\n"`. See ``encode(into:)``.
-    public func encodedLine() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
-        encode(into: &bytes)
-        return bytes
-    }
 }
 
 /// A request that could not be read, with the error response to send for it.
