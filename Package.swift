@@ -78,7 +78,15 @@ let package = Package(
             ],
             path: "Tools/ReelBench"
         ),
-        .target(name: "ReelTestSupport", path: "Tests/ReelTestSupport"),
+        .target(
+            name: "ReelTestSupport",
+            dependencies: [
+                "ReelServer", "ReelJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/ReelTestSupport"
+        ),
 
         .testTarget(name: "ReelLMDBTests", dependencies: ["ReelLMDB"]),
         .testTarget(

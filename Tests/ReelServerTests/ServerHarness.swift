@@ -45,57 +45,7 @@ struct ServerHarness {
 
     /// Opens a connection for `body`, closed afterwards.
     func connect<R: Sendable>(_ body: (TestConnection) async throws -> R) async throws -> R {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(unixDomainSocketPath: socketPath) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        LineFramingHandler(maxLineLength: 1 << 24, midLineTimeout: .seconds(60))
-                    )
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
-        return try await channel.executeThenClose { inbound, outbound in
-            var iterator = inbound.makeAsyncIterator()
-            return try await body(TestConnection(outbound: outbound, next: { try await iterator.next() }))
-        }
+        try await TestConnection.open(socketPath: socketPath, body)
     }
 }
 
-/// One client connection of a test: send lines, read lines as JSON.
-struct TestConnection {
-    let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
-    let next: () async throws -> ByteBuffer?
-
-    func send(_ text: String) async throws {
-        try await outbound.write(ByteBuffer(string: text))
-    }
-
-    /// Sends a request with `id` and returns the next message (the caller knows what comes first).
-    func request(_ id: Int, _ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
-        var message: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
-        if let params, case .object(var members) = message {
-            members["params"] = params
-            message = .object(members)
-        }
-        try await send(message.jsonString + "\n")
-        return try await receive()
-    }
-
-    /// The next message from the server.
-    func receive() async throws -> JSONValue {
-        guard let line = try await next() else { throw ConnectionClosed() }
-        return try JSONValue(parsing: Array(line.readableBytesView))
-    }
-
-    /// Whether the server closed the connection (after draining anything still sent).
-    func isClosed() async -> Bool {
-        do {
-            while try await next() != nil {}
-            return true
-        } catch {
-            return true
-        }
-    }
-}
-
-struct ConnectionClosed: Error {}

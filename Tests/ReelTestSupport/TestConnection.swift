@@ -1,0 +1,67 @@
+import NIOCore
+import NIOPosix
+import ReelJSON
+import ReelServer
+
+/// One client connection of a test: send lines, read lines as JSON.
+public struct TestConnection {
+    public let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    let inbound: SharedIterator
+
+    /// Connects to a Unix socket for `body`; the connection is closed afterwards.
+    public static func open<R: Sendable>(socketPath: String, _ body: (TestConnection) async throws -> R) async throws -> R {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(unixDomainSocketPath: socketPath) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        LineFramingHandler(maxLineLength: 1 << 24, midLineTimeout: .seconds(60))
+                    )
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await body(TestConnection(outbound: outbound, inbound: SharedIterator(inbound.makeAsyncIterator())))
+        }
+    }
+
+    public func send(_ text: String) async throws {
+        try await outbound.write(ByteBuffer(string: text))
+    }
+
+    /// Sends a request with `id` and returns the next message (the caller knows what comes first).
+    public func request(_ id: Int, _ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
+        var message: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
+        if let params, case .object(var members) = message {
+            members["params"] = params
+            message = .object(members)
+        }
+        try await send(message.jsonString + "\n")
+        return try await receive()
+    }
+
+    /// The next message from the server.
+    public func receive() async throws -> JSONValue {
+        guard let line = try await inbound.next() else { throw ConnectionClosed() }
+        return try JSONValue(parsing: Array(line.readableBytesView))
+    }
+
+    /// Whether the server closed the connection (after draining anything still sent).
+    public func isClosed() async -> Bool {
+        do {
+            while try await inbound.next() != nil {}
+            return true
+        } catch {
+            return true
+        }
+    }
+}
+
+public struct ConnectionClosed: Error {}
+
+/// Lets the `next` closure of a connection advance one inbound iterator.
+final class SharedIterator: @unchecked Sendable {
+    // @unchecked: a test reads its connection from one task at a time.
+    private var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    init(_ iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator) { self.iterator = iterator }
+    func next() async throws -> ByteBuffer? { try await iterator.next() }
+}
