@@ -52,9 +52,10 @@ struct ServerConnection<State: StoreState>: Sendable {
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, outbox: Outbox, requests group: inout TaskGroup<Void>
     ) async {
         // Dispatches go to the store in the order they are read (so they get seqs in request
-        // order, yet share commits); a read waits for the dispatches read before it, so a
-        // connection always reads its own writes.
-        var lastDispatch: DispatchTicket?
+        // order, yet share commits); a read waits for every dispatch read before it, so a
+        // connection always reads its own writes. (Not only the last one: a refusal is answered
+        // at once while an earlier accepted dispatch may still be syncing.)
+        var unsettled: [DispatchTicket] = []
         do {
             for try await line in inbound {
                 guard let slot = await outbox.reserve() else { return }
@@ -82,17 +83,18 @@ struct ServerConnection<State: StoreState>: Sendable {
                         outbox.fill(slot, with: RPCResponse(id: id, error: denial).encodedLine())
                         continue
                     }
-                    let barrier = lastDispatch
+                    unsettled.removeAll { $0.isSettled }
+                    let barrier = unsettled
                     switch call {
                     case .dispatch(let params):
                         let ticket = handler.submit(params, peer: peer)
-                        lastDispatch = ticket
+                        unsettled.append(ticket)
                         let handler = self.handler
                         group.addTask {
                             outbox.fill(slot, with: Self.encode(id, await handler.response(to: params, ticket: ticket)))
                         }
                     case .subscribe(let params):
-                        _ = try? await barrier?.result()
+                        await Self.settle(barrier)
                         let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
                         outbox.fill(slot, with: bytes, activating: subscription)
                     case .unsubscribe(let params):
@@ -105,7 +107,7 @@ struct ServerConnection<State: StoreState>: Sendable {
                     default:
                         let handler = self.handler, peer = self.peer
                         group.addTask {
-                            _ = try? await barrier?.result()
+                            await Self.settle(barrier)
                             outbox.fill(slot, with: Self.encode(id, await handler.handle(call, peer: peer)))
                         }
                     }
@@ -126,6 +128,13 @@ struct ServerConnection<State: StoreState>: Sendable {
 }
 
 extension ServerConnection {
+    /// Waits until every ticket has its outcome (whatever it is).
+    static func settle(_ tickets: [DispatchTicket]) async {
+        for ticket in tickets {
+            _ = try? await ticket.result()
+        }
+    }
+
     static func encode(_ id: RPCID, _ outcome: Result<JSONValue, RPCError>) -> [UInt8] {
         switch outcome {
         case .success(let result): RPCResponse(id: id, result: result).encodedLine()

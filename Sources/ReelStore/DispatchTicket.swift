@@ -22,6 +22,9 @@ public final class DispatchTicket: Sendable {
         for waiter in waiters { waiter.resume(returning: result) }
     }
 
+    /// Whether the outcome is known.
+    public var isSettled: Bool { state.withLock { $0.result != nil } }
+
     /// The outcome, once the actions are durable (or refused).
     public func result() async throws(StoreError) -> DispatchResult {
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DispatchResult, StoreError>, Never>) in
