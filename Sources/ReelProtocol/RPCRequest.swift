@@ -6,8 +6,9 @@ import ReelJSON
 /// leaves the method and its params to ``RPCCall``, so a server can answer a valid envelope with
 /// the right `id` whatever is wrong inside it.
 public struct RPCRequest: Sendable, Equatable, LineEncodable {
-    /// The id to echo in the response; `nil` for a notification, which gets no response
-    /// (JSON-RPC 2.0 section 4.1), not even an error.
+    /// The id to echo in the response; `nil` for a notification. (`reeld` does not carry out
+    /// notifications: it answers them with -32600 and a null id, see docs/PROTOCOL.md, rather than
+    /// act on a request whose outcome the client could never learn.)
     public var id: RPCID?
     /// The method name, exactly as sent.
     public var method: String
@@ -26,7 +27,7 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
         self.params = params
     }
 
-    /// Whether this is a notification: no `id`, so the server must not answer it.
+    /// Whether this is a notification: no `id`.
     public var isNotification: Bool { id == nil }
 
     /// Parses one request line.
