@@ -16,6 +16,9 @@ let package = Package(
         .library(name: "ReelStore", targets: ["ReelStore"]),
         .library(name: "ReelExamples", targets: ["ReelExamples"]),
         .library(name: "ReelProtocol", targets: ["ReelProtocol"]),
+        .library(name: "ReelServer", targets: ["ReelServer"]),
+        .library(name: "ReelDaemon", targets: ["ReelDaemon"]),
+        .executable(name: "reeld", targets: ["reeld"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -26,6 +29,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: [.defaults, "YAML"]),
+        // 5.x does not satisfy swift-configuration's YAML trait; used directly to check config keys.
+        .package(url: "https://github.com/jpsim/Yams.git", "5.4.0"..<"7.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -66,6 +72,27 @@ let package = Package(
             ]
         ),
 
+        .target(
+            name: "ReelDaemon",
+            dependencies: [
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .executableTarget(
+            name: "reeld",
+            dependencies: [
+                "ReelDaemon", "ReelServer", "ReelStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // Benchmarks print figures; they pass or fail nothing. Not a product: users never build it.
         // Run: swift run -c release reel-bench
         .executableTarget(
@@ -94,6 +121,14 @@ let package = Package(
             dependencies: ["ReelJSON", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelJSON"]),
+        .testTarget(
+            name: "ReelDaemonTests",
+            dependencies: [
+                "ReelDaemon", "ReelStore", "ReelCore", "ReelJSON",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
         .testTarget(
             name: "ReelServerTests",

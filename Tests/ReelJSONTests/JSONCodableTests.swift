@@ -227,11 +227,25 @@ private func conversionError(_ body: () throws -> Void) -> JSONError? {
     }
 
     /// JSONValue's own Codable conformance, through a coder that is not the bridge.
+    ///
+    /// Foundation's decoder hands out a number such as `7.151301681968075e+18` as the Int64
+    /// 7151301681968075000 (exact in decimal, not what the double means), and a `Decoder` does not
+    /// tell integer literals from others; so integral doubles beyond 2^53 cannot round-trip through
+    /// it and are left out of this property (the bridge and the parser keep them exactly).
     @Test func jsonValueThroughFoundationCoders() async throws {
-        await propertyCheck(count: 200, input: JSONFixtures.value) { value in
+        await propertyCheck(count: 200, input: JSONFixtures.value.filter { !Self.hasLargeIntegralDouble($0) }) { value in
             let data = try JSONEncoder().encode(value)
             #expect(try JSONValue(parsing: Array(data)) == value)
             #expect(try JSONDecoder().decode(JSONValue.self, from: Data(value.serialized())) == value)
+        }
+    }
+
+    static func hasLargeIntegralDouble(_ value: JSONValue) -> Bool {
+        switch value {
+        case .double(let d): d.rounded() == d && abs(d) >= 9_007_199_254_740_992
+        case .array(let elements): elements.contains(where: hasLargeIntegralDouble)
+        case .object(let members): members.values.contains(where: hasLargeIntegralDouble)
+        default: false
         }
     }
 

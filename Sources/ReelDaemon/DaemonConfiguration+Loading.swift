@@ -1,0 +1,229 @@
+import ArgumentParser
+import Configuration
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension DaemonConfiguration {
+    /// The built-in defaults (SPEC.md's where it names them).
+    public enum Defaults {
+        /// SPEC.md's default data directory.
+        public static let dataDirectory = "./reel-data"
+        /// The socket's name in the data directory (or in `$RUNTIME_DIRECTORY`).
+        public static let socketName = "reel.sock"
+        // The rest are documented on the settings of ``DaemonConfiguration``.
+        public static let checkpointEvery: UInt64 = 10_000
+        public static let logLevel = Logger.Level.info
+        public static let maxLineBytes = 1 << 20
+        public static let maxConnections = 256
+        public static let maxSubscriptionsPerConnection = 64
+        public static let idleTimeout = Duration.seconds(30)
+        public static let maxMapSize = 1 << 40
+        public static let allowList = "self,root"
+    }
+
+    /// The usage text printed for `--help`.
+    public static var helpText: String { DaemonCommandLine.helpMessage(columns: 100) }
+
+    /// Resolves every setting from (highest first) the command line, the environment (`REEL_…`),
+    /// the config file (`--config` / `REEL_CONFIG`) and the defaults.
+    ///
+    /// See ``DaemonConfiguration`` for the settings, and for the defaults taken from systemd's
+    /// `$STATE_DIRECTORY` and `$RUNTIME_DIRECTORY`. Nothing is created or opened here except the
+    /// config file, which is read.
+    ///
+    /// - Parameters:
+    ///   - arguments: the whole command line, as `CommandLine.arguments`: the first element is the
+    ///     program's name and is skipped.
+    ///   - environment: the process environment, as `ProcessInfo.processInfo.environment`.
+    ///   - identityResolver: where user and group names of the allow lists and `--socket-group`
+    ///     are looked up.
+    /// - Throws: ``StartupError``: `.helpRequested` for `--help`; `.usage` for an unknown flag or a
+    ///   flag without its value; `.configFile` for a config file that is missing, malformed or has
+    ///   unknown keys; `.invalidSetting` for a bad value, naming the setting and where it came from.
+    public static func load(
+        arguments: [String], environment: [String: String], identityResolver: IdentityResolver = .system
+    ) async throws(StartupError) -> DaemonConfiguration {
+        let commandLine = try parseCommandLine(Array(arguments.dropFirst()))
+        let flagValues = Dictionary(uniqueKeysWithValues: commandLine.values.map { setting, text in
+            (AbsoluteConfigKey([setting.name]), ConfigValue(.string(text), isSecret: false))
+        })
+        let reader = SettingsReader([
+            (InMemoryProvider(name: "command line", values: flagValues), .flags),
+            (EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "reel"), .environment),
+        ])
+        var configFile: String?
+        var loader = Loader(reader: reader, environment: environment, resolver: identityResolver)
+        if let (text, source) = try reader.text(.config) {
+            let path = try parse(.config, text, source, SettingValueParsers.path)
+            if let provider = try await ConfigFile.provider(path: path, source: source) {
+                loader = Loader(
+                    reader: reader.appending(provider, .configFile(path: path)), environment: environment, resolver: identityResolver
+                )
+            }
+            configFile = path
+            loader.sources[Setting.config.name] = source
+        }
+        return try loader.configuration(configFile: configFile)
+    }
+
+    private static func parseCommandLine(_ arguments: [String]) throws(StartupError) -> DaemonCommandLine {
+        do {
+            return try DaemonCommandLine.parse(arguments)
+        } catch {
+            if DaemonCommandLine.exitCode(for: error) == .success {
+                throw StartupError(.helpRequested, "help requested: print DaemonConfiguration.helpText")
+            }
+            let message = DaemonCommandLine.message(for: error)
+            throw StartupError(.usage, "\(message) (see reeld --help)")
+        }
+    }
+
+    /// Parses a setting's text, or throws the one-line error naming the setting and its source.
+    fileprivate static func parse<T>(
+        _ setting: Setting, _ text: String, _ source: SettingSource, _ parser: (String) -> Result<T, Expectation>
+    ) throws(StartupError) -> T {
+        switch parser(text) {
+        case .success(let value): return value
+        case .failure(let expectation):
+            throw StartupError(.invalidSetting, "\(setting.name) \(quoted(text)) from \(source) is invalid: expected \(expectation.text)")
+        }
+    }
+
+    fileprivate static func quoted(_ text: String) -> String {
+        let shown = text.count > 80 ? text.prefix(77) + "..." : Substring(text)
+        return "'" + shown.replacingOccurrences(of: "\n", with: "\\n") + "'"
+    }
+}
+
+/// Reads the settings one by one, remembering where each came from.
+private final class Loader {
+    let reader: SettingsReader
+    let environment: [String: String]
+    let resolver: IdentityResolver
+    var sources: [String: SettingSource] = [:]
+    let ownUID = UInt32(geteuid())
+
+    init(reader: SettingsReader, environment: [String: String], resolver: IdentityResolver) {
+        self.reader = reader
+        self.environment = environment
+        self.resolver = resolver
+    }
+
+    /// The setting's parsed value, or `fallback()` with its source when no provider has it.
+    func value<T>(
+        _ setting: Setting, _ parser: (String) -> Result<T, Expectation>,
+        fallback: () -> (T, SettingSource)
+    ) throws(StartupError) -> T {
+        if let (text, source) = try reader.text(setting) {
+            sources[setting.name] = source
+            return try DaemonConfiguration.parse(setting, text, source, parser)
+        }
+        let (value, source) = fallback()
+        sources[setting.name] = source
+        return value
+    }
+
+    func value<T>(_ setting: Setting, _ parser: (String) -> Result<T, Expectation>, default value: T) throws(StartupError) -> T {
+        try self.value(setting, parser) { (value, .builtInDefault) }
+    }
+
+    /// The first directory of a systemd directory variable (it may list several, separated by `:`).
+    func serviceDirectory(_ variable: String) -> String? {
+        guard let value = environment[variable], let first = value.split(separator: ":").first, !first.isEmpty else { return nil }
+        return String(first)
+    }
+
+    func configuration(configFile: String?) throws(StartupError) -> DaemonConfiguration {
+        typealias Parse = SettingValueParsers
+        typealias Defaults = DaemonConfiguration.Defaults
+        let dataDirectory = try value(.dataDir, Parse.path) {
+            if let state = serviceDirectory("STATE_DIRECTORY") { return (state, .serviceManager("STATE_DIRECTORY")) }
+            return (Defaults.dataDirectory, .builtInDefault)
+        }
+        let socketPath = try value(.socket, Parse.path) {
+            if let runtime = serviceDirectory("RUNTIME_DIRECTORY") {
+                return (joined(runtime, Defaults.socketName), .serviceManager("RUNTIME_DIRECTORY"))
+            }
+            return (joined(dataDirectory, Defaults.socketName), sources[Setting.dataDir.name] ?? .builtInDefault)
+        }
+        let socketPathLimit = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+        if socketPath.utf8.count > socketPathLimit {
+            throw StartupError(
+                .invalidSetting,
+                "socket \(DaemonConfiguration.quoted(socketPath)) from \(sources[Setting.socket.name]!) is invalid: "
+                    + "a Unix socket path has at most \(socketPathLimit) bytes; choose a shorter --socket"
+            )
+        }
+        let checkpointEvery = try value(.checkpointEvery, { Parse.integer($0, in: 0...UInt64(Int64.max)) }, default: Defaults.checkpointEvery)
+        let logLevel = try value(.logLevel, Parse.logLevel, default: Defaults.logLevel)
+        let group: IdentityResolver.Group? = try value(.socketGroup, { resolveGroup($0).map(Optional.some) }) { (nil, .builtInDefault) }
+        let permissions = try socketPermissions(group: group)
+        let maxLineBytes = try value(.maxLineBytes, { Parse.byteCount($0, in: 64...(1 << 30)) }, default: Defaults.maxLineBytes)
+        let maxConnections = try value(.maxConnections, { Parse.integer($0, in: 1...1_000_000) }, default: Defaults.maxConnections)
+        let maxSubscriptions = try value(
+            .maxSubscriptions, { Parse.integer($0, in: 0...1_000_000) }, default: Defaults.maxSubscriptionsPerConnection
+        )
+        let idleTimeout = try value(.idleTimeout, { Parse.seconds($0, in: 0.001...86_400) }, default: Defaults.idleTimeout)
+        let maxMapSize = try value(.maxMapSize, { Parse.byteCount($0, in: (1 << 20)...(1 << 50)) }, default: Defaults.maxMapSize)
+        var allowed: [AccessPolicy.Operation: [AccessPolicy.Principal]] = [:]
+        for (operation, setting) in [(AccessPolicy.Operation.read, Setting.allowRead), (.dispatch, .allowDispatch), (.admin, .allowAdmin)] {
+            let ownUID = ownUID
+            let resolver = resolver
+            allowed[operation] = try value(setting, { text in
+                Result { () throws(AccessListError) in try AccessPolicy.parseList(text, ownUID: ownUID, resolver: resolver) }
+                    .mapError { Expectation("a list of uids, user names, self, @groups, * or none; \($0)") }
+            }) {
+                (try! AccessPolicy.parseList(Defaults.allowList, ownUID: ownUID, resolver: .rootOnly), .builtInDefault)
+            }
+        }
+        return DaemonConfiguration(
+            dataDirectory: dataDirectory, socketPath: socketPath, configFile: configFile,
+            checkpointEvery: checkpointEvery, logLevel: logLevel, socketPermissions: permissions,
+            maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxSubscriptionsPerConnection: maxSubscriptions,
+            idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), sources: sources
+        )
+    }
+
+    private func resolveGroup(_ text: String) -> Result<IdentityResolver.Group, Expectation> {
+        let name = text.trimmingCharacters(in: .whitespaces)
+        if let gid = UInt32(name) {
+            return .success(resolver.groupWithID(gid) ?? IdentityResolver.Group(name: name, gid: gid))
+        }
+        guard !name.isEmpty, let group = resolver.groupNamed(name) else {
+            return .failure(Expectation("the name or gid of an existing group"))
+        }
+        return .success(group)
+    }
+
+    /// Mode defaults to 0600, or 0660 with a group; a group with a mode that shuts it out is refused.
+    private func socketPermissions(group: IdentityResolver.Group?) throws(StartupError) -> SocketPermissions {
+        let mode = try value(.socketMode, SettingValueParsers.socketMode) { (group == nil ? 0o600 : 0o660, .builtInDefault) }
+        if let group, mode & 0o060 == 0 {
+            throw StartupError(
+                .invalidSetting,
+                "socket-group \(group.name) from \(sources[Setting.socketGroup.name]!) needs a socket-mode that lets the group "
+                    + "connect, such as 0660, but socket-mode is \(octal(mode)) from \(sources[Setting.socketMode.name]!)"
+            )
+        }
+        return SocketPermissions(socketMode: mode, groupID: group?.gid, groupName: group?.name)
+    }
+
+    private func joined(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}
+
+extension IdentityResolver {
+    /// Resolves only `root` (uid 0): for the built-in default list, which must not depend on the
+    /// system's databases.
+    static let rootOnly = IdentityResolver(
+        userID: { $0 == "root" ? 0 : nil }, groupNamed: { _ in nil }, groupWithID: { _ in nil }
+    )
+}

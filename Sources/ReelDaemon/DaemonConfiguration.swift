@@ -1,0 +1,181 @@
+import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ReelStorage
+import ReelStore
+
+/// Every setting of `reeld`, resolved from (highest first) command-line flags, environment
+/// variables, a config file, then defaults. Build one with
+/// ``load(arguments:environment:identityResolver:)``.
+///
+/// | flag | environment | default |
+/// | --- | --- | --- |
+/// | `--data-dir PATH` | `REEL_DATA_DIR` | `./reel-data`; `$STATE_DIRECTORY` under systemd |
+/// | `--socket PATH` | `REEL_SOCKET` | `<data-dir>/reel.sock`; `$RUNTIME_DIRECTORY/reel.sock` under systemd |
+/// | `--config FILE` | `REEL_CONFIG` | none |
+/// | `--checkpoint-every N` | `REEL_CHECKPOINT_EVERY` | 10000 actions (0: only at shutdown) |
+/// | `--log-level LEVEL` | `REEL_LOG_LEVEL` | `info` |
+/// | `--socket-mode MODE` | `REEL_SOCKET_MODE` | `0600`, or `0660` with a socket group |
+/// | `--socket-group GROUP` | `REEL_SOCKET_GROUP` | none |
+/// | `--max-line-bytes SIZE` | `REEL_MAX_LINE_BYTES` | 1 MiB |
+/// | `--max-connections N` | `REEL_MAX_CONNECTIONS` | 256 |
+/// | `--max-subscriptions N` | `REEL_MAX_SUBSCRIPTIONS` | 64 per connection |
+/// | `--idle-timeout SECONDS` | `REEL_IDLE_TIMEOUT` | 30 |
+/// | `--max-map-size SIZE` | `REEL_MAX_MAP_SIZE` | 1 TiB |
+/// | `--allow-read LIST` | `REEL_ALLOW_READ` | `self,root` |
+/// | `--allow-dispatch LIST` | `REEL_ALLOW_DISPATCH` | `self,root` |
+/// | `--allow-admin LIST` | `REEL_ALLOW_ADMIN` | `self,root` |
+///
+/// A config file (YAML, or JSON when its name ends in `.json`) uses the flag names as top-level
+/// keys: `data-dir: /var/lib/reel`. Keys it does not know are refused, so a typo never goes
+/// unnoticed. Allow lists may be a comma-separated string or a sequence.
+///
+/// ## Defaults under a service manager
+///
+/// With no `--data-dir`/`--socket` anywhere, `reeld` looks at the variables systemd sets for a
+/// unit with `StateDirectory=` and `RuntimeDirectory=`: the data directory defaults to the first
+/// entry of `$STATE_DIRECTORY` (such as `/var/lib/reel`), and the socket to
+/// `reel.sock` in the first entry of `$RUNTIME_DIRECTORY` (such as `/run/reel/reel.sock`; for a
+/// `systemctl --user` unit systemd puts that under `$XDG_RUNTIME_DIR`). Without those variables
+/// the defaults are SPEC's `./reel-data` and `./reel-data/reel.sock`. `$XDG_RUNTIME_DIR` alone is
+/// deliberately not used: it is set in every desktop login session, so honouring it would move
+/// the socket of a plain `reeld` typed in a terminal away from where `reel` looks for it. Clients
+/// do not see the unit's variables either: point them at a service's socket with `--socket` or
+/// `REEL_SOCKET=/run/reel/reel.sock`.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// The data directory (LMDB environment, lock file).
+    public var dataDirectory: String
+    /// Where the Unix socket is bound.
+    public var socketPath: String
+    /// The config file read, if any.
+    public var configFile: String?
+    /// Write a checkpoint every this many actions (0: only at shutdown).
+    public var checkpointEvery: UInt64
+    /// The level of the daemon's logs (stderr).
+    public var logLevel: Logger.Level
+    /// Modes and group of the socket and of the directory that holds it.
+    public var socketPermissions: SocketPermissions
+    /// The longest request line accepted, in bytes, not counting the newline.
+    public var maxLineBytes: Int
+    /// Connections accepted at once; one more is answered with error 1008 and closed.
+    public var maxConnections: Int
+    /// Subscriptions one connection may hold at once.
+    public var maxSubscriptionsPerConnection: Int
+    /// How long a connection may stall in the middle of a line before it is closed. A connection
+    /// that is idle between lines (a subscriber waiting for updates) is never timed out.
+    public var idleTimeout: Duration
+    /// The LMDB map grows by itself as the log grows, up to this size; then writes fail with
+    /// error 1010 until the limit is raised and the daemon restarted.
+    public var maxMapSize: Int
+    /// Which peers may read, dispatch, use admin methods.
+    public var accessPolicy: AccessPolicy
+    /// Where each setting's value came from, by setting name (`data-dir`, `socket`, …).
+    public var sources: [String: SettingSource]
+
+    /// A configuration built in code, for embedding the daemon or for tests; every setting not
+    /// given has its built-in default (the socket: `<dataDirectory>/reel.sock`; the policy:
+    /// `self,root`). ``load(arguments:environment:identityResolver:)`` is what `reeld` uses.
+    public init(
+        dataDirectory: String = Defaults.dataDirectory,
+        socketPath: String? = nil,
+        configFile: String? = nil,
+        checkpointEvery: UInt64 = Defaults.checkpointEvery,
+        logLevel: Logger.Level = Defaults.logLevel,
+        socketPermissions: SocketPermissions = SocketPermissions(),
+        maxLineBytes: Int = Defaults.maxLineBytes,
+        maxConnections: Int = Defaults.maxConnections,
+        maxSubscriptionsPerConnection: Int = Defaults.maxSubscriptionsPerConnection,
+        idleTimeout: Duration = Defaults.idleTimeout,
+        maxMapSize: Int = Defaults.maxMapSize,
+        accessPolicy: AccessPolicy? = nil,
+        sources: [String: SettingSource] = [:]
+    ) {
+        self.dataDirectory = dataDirectory
+        self.socketPath = socketPath ?? (dataDirectory.hasSuffix("/") ? dataDirectory : dataDirectory + "/") + Defaults.socketName
+        self.configFile = configFile
+        self.checkpointEvery = checkpointEvery
+        self.logLevel = logLevel
+        self.socketPermissions = socketPermissions
+        self.maxLineBytes = maxLineBytes
+        self.maxConnections = maxConnections
+        self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
+        self.idleTimeout = idleTimeout
+        self.maxMapSize = maxMapSize
+        self.accessPolicy = accessPolicy ?? .ownerAndRoot(ownUID: UInt32(geteuid()))
+        self.sources = sources
+    }
+
+    /// How to open the store: checkpoint interval and map size limit from this configuration.
+    public var storeOptions: StoreOptions {
+        var options = StoreOptions(checkpointEvery: checkpointEvery)
+        options.storage.maxMapSize = maxMapSize
+        if options.storage.initialMapSize > maxMapSize { options.storage.initialMapSize = maxMapSize }
+        return options
+    }
+
+    /// Every setting with its value and source, for one startup log line.
+    public var loggingMetadata: Logger.Metadata {
+        func entry(_ setting: Setting, _ value: String) -> (String, Logger.MetadataValue) {
+            (setting.name, "\(value) (\(sources[setting.name] ?? .builtInDefault))")
+        }
+        let permissions = socketPermissions
+        return Logger.Metadata(uniqueKeysWithValues: [
+            entry(.dataDir, dataDirectory),
+            entry(.socket, socketPath),
+            entry(.config, configFile ?? "none"),
+            entry(.checkpointEvery, "\(checkpointEvery)"),
+            entry(.logLevel, logLevel.rawValue),
+            entry(.socketMode, "0" + String(permissions.socketMode, radix: 8) + " (directory 0" + String(permissions.directoryMode, radix: 8) + ")"),
+            entry(.socketGroup, permissions.groupName ?? "none"),
+            entry(.maxLineBytes, SettingValueParsers.formatBytes(maxLineBytes)),
+            entry(.maxConnections, "\(maxConnections)"),
+            entry(.maxSubscriptions, "\(maxSubscriptionsPerConnection)"),
+            entry(.idleTimeout, "\(idleTimeout)"),
+            entry(.maxMapSize, SettingValueParsers.formatBytes(maxMapSize)),
+            entry(.allowRead, principals(.read)),
+            entry(.allowDispatch, principals(.dispatch)),
+            entry(.allowAdmin, principals(.admin)),
+        ])
+    }
+
+    private func principals(_ operation: AccessPolicy.Operation) -> String {
+        let list = accessPolicy.allowed[operation, default: []]
+        return list.isEmpty ? "none" : list.map(\.description).joined(separator: ",")
+    }
+}
+
+/// The permissions of the socket and of the directory that holds it.
+///
+/// The directory is the real barrier: a socket is reachable only through a directory its peer may
+/// enter, and the socket's own mode is set (by ``SocketPlacement/applySocketPermissions(path:)``)
+/// only just after `bind`. Others never get into the directory.
+public struct SocketPermissions: Sendable, Equatable {
+    /// Mode of the socket file: `0600`, or `0660` when shared with a group. Never world-writable.
+    public var socketMode: UInt32
+    /// The group the socket and a directory `reeld` creates for it are given, if any.
+    public var groupID: UInt32?
+    /// The group's name, for messages.
+    public var groupName: String?
+
+    public init(socketMode: UInt32 = 0o600, groupID: UInt32? = nil, groupName: String? = nil) {
+        self.socketMode = socketMode
+        self.groupID = groupID
+        self.groupName = groupName
+    }
+
+    /// Mode of a directory created for the socket: `0700`, plus `0050` when the socket grants its
+    /// group anything (the group may enter and list it, not create files in it).
+    public var directoryMode: UInt32 {
+        socketMode & 0o060 != 0 ? 0o750 : 0o700
+    }
+
+    /// "group reel" or "group 1001", for messages.
+    var groupLabel: String {
+        groupName.map { "group \($0)" } ?? groupID.map { "group \($0)" } ?? "no group"
+    }
+}
