@@ -129,6 +129,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(
+            name: "ReeldTests",
+            dependencies: ["reeld", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
+        ),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
         .testTarget(
             name: "ReelServerTests",
