@@ -119,6 +119,55 @@ import Testing
     }
 }
 
+extension ReeldEndToEndTests {
+    @Test func aFullStoreAnswers1010AndKeepsServing() async throws {
+        let dir = try TemporaryDirectory()
+        let daemon = try DaemonProcess(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
+            extraArguments: ["--max-map-size", "1MiB", "--max-line-bytes", "4MiB"]
+        )
+        try await daemon.start()
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
+            #expect(try await connection.request(1, "dispatch", Self.set("/small", 1))["result"] == ["seq": 1])
+            let huge = JSONValue.string(String(repeating: "z", count: 2 << 20))
+            let refused = try await connection.request(2, "dispatch", Self.set("/huge", huge))
+            #expect(refused["error"]?["code"] == 1010)
+            #expect(try await connection.request(3, "get")["result"] == ["seq": 1, "value": ["small": 1]])
+            #expect(try await connection.request(4, "dispatch", Self.set("/small", 2))["result"] == ["seq": 2])
+        }
+        #expect(try await daemon.stop() == 0)
+    }
+
+    @Test func aPeerStalledMidLineIsCutOff() async throws {
+        let dir = try TemporaryDirectory()
+        let daemon = try DaemonProcess(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"), extraArguments: ["--idle-timeout", "0.3"]
+        )
+        try await daemon.start()
+        try await TestConnection.open(socketPath: daemon.socketPath) { idle throws in
+            try await TestConnection.open(socketPath: daemon.socketPath) { stalled throws in
+                try await stalled.send("{\"jsonrpc\":\"2.0\",\"id\":1,")
+                let cutOff = try await stalled.receive()
+                #expect(cutOff["error"]?["code"] == 1007)
+                #expect(await stalled.isClosed())
+            }
+            // Idle between messages for longer than the timeout is fine.
+            #expect(try await idle.request(1, "hello")["result"]?["server"] == "reeld")
+        }
+        #expect(try await daemon.stop() == 0)
+    }
+
+    @Test func anUnusableDataDirectoryIsRefusedInOneLine() async throws {
+        let dir = try TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: dir.sub("not-a-directory"), contents: Data("x".utf8)))
+        let daemon = try DaemonProcess(dataDirectory: dir.sub("not-a-directory"), socketPath: dir.sub("reel.sock"))
+        let outcome = try await daemon.runToExit()
+        #expect(outcome.status != 0)
+        #expect(outcome.stderr.hasPrefix("reeld: "))
+        #expect(outcome.stderr.split(separator: "\n").count == 1, "not one line: \(outcome.stderr)")
+    }
+}
+
 /// Actions the daemon acknowledged, from several client tasks.
 final class AcknowledgedActions: @unchecked Sendable {
     private let lock = NSLock()
