@@ -112,4 +112,19 @@ struct MethodHandlerTests {
             #expect(stats["commits"] == 0)
         }
     }
+
+    @Test func aClosingStoreAnswers1009() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        let handler = MethodHandler(store: store, queryPool: pool, serverVersion: "test") { _, _ in true }
+        await store.close()
+        let refused = try await handler.handle(RPCCall(method: "dispatch", params: set("/a", 1)), peer: Self.me)
+        #expect(refused == .failure(RPCError(code: 1009, message: "the store is shutting down")))
+        try await pool.shutdownGracefully()
+        let noPool = try await handler.handle(RPCCall(method: "history", params: nil), peer: Self.me)
+        #expect((try? noPool.get()) == nil)
+        if case .failure(let error) = noPool { #expect(error.code == 1009) }
+    }
 }
