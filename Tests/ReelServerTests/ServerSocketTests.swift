@@ -134,4 +134,25 @@ struct ServerSocketTests {
             }
         }
     }
+
+    @Test func everyMethodOverTheSocket() async throws {
+        try await ServerHarness.run(authorize: { permission, _ in permission != .admin }) { server throws in
+            try await server.connect { connection throws in
+                _ = try await connection.request(1, "dispatch", Self.set("/hp", 10))
+                _ = try await connection.request(2, "dispatch", Self.set("/hp", 4))
+                #expect(try await connection.request(3, "get", ["path": "/hp", "at": 1])["result"] == ["seq": 1, "value": 10])
+                #expect(try await connection.request(4, "history", ["limit": 1])["result"]?["next"] == 2)
+                #expect(try await connection.request(5, "diff", ["from": 0, "to": 2])["result"] == ["patch": [["op": "add", "path": "/hp", "value": 4]]])
+                #expect(try await connection.request(6, "replay", ["skip": [2]])["result"] == ["value": ["hp": 10]])
+                #expect(try await connection.request(7, "stats")["error"]?["code"] == 1004)
+                let subscribed = try await connection.request(8, "subscribe", ["path": "/hp"])
+                let id = try #require(subscribed["result"]?["subscription"])
+                #expect(try await connection.request(9, "unsubscribe", ["subscription": id])["result"] == [:])
+                #expect(try await connection.request(10, "unsubscribe", ["subscription": id])["error"]?["code"] == -32602)
+                // Unsubscribed: a change sends no update; the next message is the answer to 12.
+                _ = try await connection.request(11, "dispatch", Self.set("/hp", 1))
+                #expect(try await connection.request(12, "get")["id"] == 12)
+            }
+        }
+    }
 }
