@@ -49,7 +49,9 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     private func emitCompleteLines(context: ChannelHandlerContext) {
+        var completedALine = false
         while var buffer = pending, let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+            completedALine = true
             let length = newline - buffer.readerIndex
             var line = buffer.readSlice(length: length)!
             buffer.moveReaderIndex(forwardBy: 1)
@@ -70,12 +72,14 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
             fail(context: context, .lineTooLong(limit: maxLineLength))
             return
         }
-        if pending == nil {
+        if pending == nil || completedALine {
+            // The partial line (if any) is a new one: its clock starts now.
             stallTimer?.cancel()
             stallTimer = nil
-        } else if stallTimer == nil {
-            // Started when a partial line first arrives, not reset by more partial data: a peer
-            // trickling a byte a minute must not hold a connection (and its buffer) forever.
+        }
+        if pending != nil && stallTimer == nil {
+            // Started when a partial line first arrives, not reset by more of the same line: a
+            // peer trickling a byte a minute must not hold a connection (and its buffer) forever.
             let timeout = midLineTimeout
             stallTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
                 fail(context: context, .stalledMidLine(after: timeout))

@@ -46,7 +46,12 @@ public struct ReelServer<State: StoreState>: Service {
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
-        try configuration.onBound(configuration.socketPath)
+        do {
+            try configuration.onBound(configuration.socketPath)
+        } catch {
+            try? await server.channel.close()
+            throw error
+        }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)"])
 
         let queryPool = NIOThreadPool(numberOfThreads: 2)

@@ -11,7 +11,8 @@ extension DataDirectory {
     /// The newest intact checkpoint at or before `seq` made by `reducer` (name and version).
     ///
     /// Checkpoints of other reducer versions are not trusted, and damaged ones (hash mismatch) are
-    /// never loaded: both are passed over and reported in `skipped`, so the caller can say so.
+    /// never loaded: both are passed over and reported in `skipped`, so the caller can say so. The
+    /// returned checkpoint's hash has been checked.
     public func newestCheckpoint(
         atOrBefore seq: UInt64, reducer: ReducerIdentity
     ) throws(StorageError) -> (checkpoint: Checkpoint?, skipped: [SkippedCheckpoint]) {

@@ -96,25 +96,38 @@ extension DataDirectory {
             return
         }
         let channel = EnvelopeChannel(capacity: 4)
-        let reader = Thread { [self] in
-            var chunk: [ActionEnvelope] = []
-            chunk.reserveCapacity(1_024)
-            do {
-                try forEachEnvelope(from: first, through: last) { envelope in
-                    chunk.append(envelope)
-                    guard chunk.count == 1_024 else { return true }
-                    defer { chunk = []; chunk.reserveCapacity(1_024) }
-                    return channel.put(chunk)
+        let readerDone = DispatchSemaphore(value: 0)
+        // Weak: the thread must not keep the directory (and its LMDB environment) alive past the
+        // signal below, which is what the caller waits for.
+        let reader = Thread { [weak self] in
+            if let self {
+                var chunk: [ActionEnvelope] = []
+                chunk.reserveCapacity(1_024)
+                do {
+                    try self.forEachEnvelope(from: first, through: last) { envelope in
+                        chunk.append(envelope)
+                        guard chunk.count == 1_024 else { return true }
+                        defer { chunk = []; chunk.reserveCapacity(1_024) }
+                        return channel.put(chunk)
+                    }
+                    if !chunk.isEmpty { _ = channel.put(chunk) }
+                    channel.finish(nil)
+                } catch {
+                    channel.finish(error)
                 }
-                if !chunk.isEmpty { _ = channel.put(chunk) }
+            } else {
                 channel.finish(nil)
-            } catch {
-                channel.finish(error)
             }
+            readerDone.signal()
         }
         reader.name = "reel-read-ahead"
         reader.start()
-        defer { channel.cancel() }
+        defer {
+            // Released and joined before returning: the reader holds a read transaction and this
+            // directory, which must be free once the caller is done (to close or reopen it).
+            channel.cancel()
+            readerDone.wait()
+        }
         var previous: [ActionEnvelope]?
         while let chunk = try channel.take(returning: previous.take()) {
             for envelope in chunk where try !body(envelope) {

@@ -45,7 +45,7 @@ public struct Timeline<State: StoreState>: Sendable {
         )
         if let checkpoint = found.checkpoint {
             do {
-                result.state = try State(jsonValue: try checkpoint.state())
+                result.state = try State(jsonValue: try checkpoint.state(checkingHash: false))
                 result.checkpointSeq = checkpoint.seq
             } catch {
                 // A checkpoint that decodes as JSON but not as `State` means the state type changed

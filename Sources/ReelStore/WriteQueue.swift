@@ -40,23 +40,24 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         condition.broadcast()
     }
 
-    /// Blocks until there is work and takes at most `limit` requests and all checkpoints; returns
-    /// `nil` once the queue is closed and drained of requests.
-    func next(limit: Int) -> (requests: [Request], checkpoints: [Checkpoint])? {
+    /// Blocks until there is work and takes requests weighing at most `limit` together (always at
+    /// least one) and all checkpoints; returns `nil` once the queue is closed and drained of requests.
+    func next(limit: Int, weight: (Request) -> Int) -> (requests: [Request], checkpoints: [Checkpoint])? {
         condition.lock()
         defer { condition.unlock() }
         while requests.isEmpty && checkpoints.isEmpty && !closed {
             condition.wait()
         }
         if requests.isEmpty && checkpoints.isEmpty { return nil }
-        let taken: [Request]
-        if requests.count <= limit {
-            taken = requests
-            requests.removeAll(keepingCapacity: true)
-        } else {
-            taken = Array(requests.prefix(limit))
-            requests.removeFirst(limit)
+        var count = 0
+        var total = 0
+        while count < requests.count {
+            total += weight(requests[count])
+            if total > limit && count > 0 { break }
+            count += 1
         }
+        let taken = Array(requests.prefix(count))
+        requests.removeFirst(count)
         let readyCheckpoints = checkpoints
         checkpoints.removeAll()
         return (taken, readyCheckpoints)

@@ -55,6 +55,11 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     }
 
     func start() {
+        // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
+        // (Before the thread starts: from then on only the writer thread touches its state.)
+        if options.checkpointEvery > 0, seq - checkpointRequestedSeq >= options.checkpointEvery {
+            requestCheckpoint(seq: seq, state: state)
+        }
         // The thread holds the writer only while `run` runs: once the queue is closed and drained,
         // the writer (and with it the LMDB environment) can go as soon as the store is released,
         // so the same directory can be opened again right after `close()`.
@@ -65,14 +70,10 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         }
         thread.name = "reel-writer"
         thread.start()
-        // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
-        if options.checkpointEvery > 0, seq - checkpointRequestedSeq >= options.checkpointEvery {
-            requestCheckpoint(seq: seq, state: state)
-        }
     }
 
     private func run() {
-        while let work = queue.next(limit: options.maxActionsPerCommit) {
+        while let work = queue.next(limit: options.maxActionsPerCommit, weight: { $0.actions.count }) {
             var checkpoints = work.checkpoints
             var start = 0
             repeat {

@@ -53,7 +53,7 @@ enum Reeld {
         server.limits.maxLineLength = configuration.maxLineBytes
         server.limits.maxConnections = configuration.maxConnections
         server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
-        server.limits.midLineTimeout = .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000)
+        server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
         let notifier = SystemdNotifier(environment: environment)
         server.onBound = { path in
             try placement.applySocketPermissions(path: path)
@@ -74,11 +74,16 @@ enum Reeld {
         )
         // The store first: services stop in reverse order, so the server drains its connections
         // before the store closes.
-        let group = ServiceGroup(configuration: .init(
+        var groupConfiguration = ServiceGroupConfiguration(
             services: [.init(service: storeService), .init(service: socketServer)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
-        ))
+        )
+        // A peer that never reads could hold a connection's last write forever: after this long,
+        // the remaining services are cancelled (the store still closes and checkpoints when
+        // cancelled, see StoreService).
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: groupConfiguration)
         logger.info("starting", metadata: configuration.loggingMetadata)
         defer { placement.removeSocket() }
         do {

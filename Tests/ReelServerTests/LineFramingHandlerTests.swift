@@ -72,4 +72,15 @@ struct LineFramingHandlerTests {
         try channel.throwIfErrorCaught()
         #expect(try lines(channel) == ["[1,2]"])
     }
+
+    @Test func aStreamOfCompleteLinesNeverTimesOutEvenIfReadsEndMidLine() throws {
+        let channel = try makeChannel(timeout: .seconds(5))
+        for i in 0..<20 {
+            // Every read completes the previous line and starts the next one.
+            try send(channel, "\(i)]\n[")
+            channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+            try channel.throwIfErrorCaught()
+        }
+        #expect(try lines(channel).count == 20)
+    }
 }
