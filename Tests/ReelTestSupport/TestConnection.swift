@@ -28,7 +28,8 @@ public struct TestConnection {
         try await outbound.write(ByteBuffer(string: text))
     }
 
-    /// Sends a request with `id` and returns the next message (the caller knows what comes first).
+    /// Sends a request with `id` and returns its response, passing over subscription updates
+    /// that arrive first (they may: an update is not ordered with responses).
     public func request(_ id: Int, _ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
         var message: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
         if let params, case .object(var members) = message {
@@ -36,7 +37,11 @@ public struct TestConnection {
             message = .object(members)
         }
         try await send(message.jsonString + "\n")
-        return try await receive()
+        while true {
+            let received = try await receive()
+            if received["method"] == "update" { continue }
+            return received
+        }
     }
 
     /// The next message from the server.
