@@ -25,6 +25,9 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
     private let maxLineLength: Int
     private let midLineTimeout: TimeAmount
     private var pending: ByteBuffer?
+    /// How many bytes at the start of `pending` are known to hold no newline: a long line arriving
+    /// in many small reads is scanned once, not once per read.
+    private var scanned = 0
     private var stallTimer: Scheduled<Void>?
     private var failed = false
 
@@ -50,8 +53,9 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
 
     private func emitCompleteLines(context: ChannelHandlerContext) {
         var completedALine = false
-        while var buffer = pending, let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+        while var buffer = pending, let newline = buffer.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) {
             completedALine = true
+            scanned = 0
             let length = newline - buffer.readerIndex
             var line = buffer.readSlice(length: length)!
             buffer.moveReaderIndex(forwardBy: 1)
@@ -68,6 +72,7 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
             }
             if failed { return }
         }
+        scanned = pending?.readableBytes ?? 0
         if let pending, pending.readableBytes > maxLineLength {
             fail(context: context, .lineTooLong(limit: maxLineLength))
             return
@@ -91,6 +96,7 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
         guard !failed else { return }
         failed = true
         pending = nil
+        scanned = 0
         stallTimer?.cancel()
         stallTimer = nil
         context.fireErrorCaught(error)
