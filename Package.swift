@@ -98,7 +98,10 @@ let package = Package(
         .executableTarget(
             name: "reel-bench",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelServer", "ReelProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

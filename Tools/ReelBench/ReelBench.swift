@@ -42,6 +42,9 @@ struct ReelBench: AsyncParsableCommand {
                 try durableAppends(perCommit: perCommit)
             }
             try await concurrentDispatch(dispatchers: 64)
+            for clients in [1, 16, 64] {
+                try await socketDispatch(clients: clients, perClient: clients == 1 ? 500 : 100)
+            }
         }
         try await replayAndStateAtSeq()
     }
