@@ -27,13 +27,7 @@ extension Timeline {
 
     /// The JSON value at `path` in a state.
     public static func slice(_ state: State, path: JSONPointer, seq: UInt64) throws(StoreError) -> JSONValue {
-        let json: JSONValue
-        do {
-            json = try state.jsonValue()
-        } catch {
-            throw StoreError(.storage, "the state at seq \(seq) cannot be written as JSON: \(error.message)")
-        }
-        guard let value = json.value(at: path) else {
+        guard let value = try state.jsonValueOrThrow(seq: seq).value(at: path) else {
             throw StoreError(.pathNotFound, "nothing at \(path.isRoot ? "\"\"" : path.description) in the state at seq \(seq)")
         }
         return value

@@ -43,10 +43,6 @@ struct MethodHandlerTests {
         return nil
     }
 
-    func set(_ path: String, _ value: JSONValue) -> JSONValue {
-        ["action": ["type": "set", "payload": ["path": .string(path), "value": value]]]
-    }
-
     @Test func helloDescribesTheServer() async throws {
         try await withHandler { handler throws in
             let hello = try await result(handler, "hello", ["client": "test"])
@@ -60,7 +56,7 @@ struct MethodHandlerTests {
 
     @Test func dispatchSingleBatchAndDuplicate() async throws {
         try await withHandler { handler throws in
-            #expect(try await result(handler, "dispatch", set("/a", 1)) == ["seq": 1])
+            #expect(try await result(handler, "dispatch", Params.set("/a", 1)) == ["seq": 1])
             let batch: JSONValue = ["actions": [
                 ["type": "increment", "payload": ["path": "/a"]], ["type": "set", "payload": ["path": "/b", "value": true]],
             ], "idempotencyKey": "k"]
@@ -72,7 +68,7 @@ struct MethodHandlerTests {
 
     @Test func dispatchErrorsCarryTheirCodes() async throws {
         try await withHandler { handler throws in
-            _ = try await result(handler, "dispatch", set("/a", 1))
+            _ = try await result(handler, "dispatch", Params.set("/a", 1))
             let stale = try await error(handler, "dispatch", ["action": ["type": "set", "payload": ["path": "/a", "value": 2]], "expectedSeq": 0])
             #expect(stale?.code == 1003)
             #expect(stale?.data == ["seq": 1])
@@ -86,9 +82,9 @@ struct MethodHandlerTests {
 
     @Test func timeTravelMethods() async throws {
         try await withHandler { handler throws in
-            _ = try await result(handler, "dispatch", set("/hp", 10))
-            _ = try await result(handler, "dispatch", set("/hp", 4))
-            _ = try await result(handler, "dispatch", set("/name", "x"))
+            _ = try await result(handler, "dispatch", Params.set("/hp", 10))
+            _ = try await result(handler, "dispatch", Params.set("/hp", 4))
+            _ = try await result(handler, "dispatch", Params.set("/name", "x"))
             #expect(try await result(handler, "get", ["path": "/hp", "at": 1]) == ["seq": 1, "value": 10])
             #expect(try await error(handler, "get", ["path": "/name", "at": 2])?.code == 1005)
             #expect(try await error(handler, "get", ["at": 9])?.code == 1006)
@@ -104,7 +100,7 @@ struct MethodHandlerTests {
     @Test func thePolicyIsEnforcedPerMethod() async throws {
         try await withHandler { handler throws in
             let reader = Peer(uid: 666, gid: 666, pid: 1)
-            #expect(try await error(handler, "dispatch", set("/a", 1), peer: reader)?.code == 1004)
+            #expect(try await error(handler, "dispatch", Params.set("/a", 1), peer: reader)?.code == 1004)
             #expect(try await error(handler, "stats", nil, peer: reader)?.code == 1004)
             #expect(try await call(handler, "get", nil, peer: reader) == .success(["seq": 0, "value": [:]]))
             let stats = try await result(handler, "stats")
@@ -120,7 +116,7 @@ struct MethodHandlerTests {
         pool.start()
         let handler = MethodHandler(store: store, queryPool: pool, serverVersion: "test") { _, _ in true }
         await store.close()
-        let refused = try await handler.handle(RPCCall(method: "dispatch", params: set("/a", 1)), peer: Self.me)
+        let refused = try await handler.handle(RPCCall(method: "dispatch", params: Params.set("/a", 1)), peer: Self.me)
         #expect(refused == .failure(RPCError(code: 1009, message: "the store is shutting down")))
         try await pool.shutdownGracefully()
         let noPool = try await handler.handle(RPCCall(method: "history", params: nil), peer: Self.me)

@@ -3,21 +3,18 @@ import ReelCore
 import ReelJSON
 import ReelServer
 import ReelStore
+import ReelTestSupport
 import Testing
 
 /// The protocol over a real Unix socket: framing, ordering, errors, peer credentials, subscriptions.
 struct ServerSocketTests {
-    static func set(_ path: String, _ value: JSONValue) -> JSONValue {
-        ["action": ["type": "set", "payload": ["path": .string(path), "value": value]]]
-    }
-
     @Test func helloAndPeerCredentialsAreStamped() async throws {
         try await ServerHarness.run { server throws in
             try await server.connect { connection throws in
                 let hello = try await connection.request(1, "hello", ["client": "test"])
                 #expect(hello["id"] == 1)
                 #expect(hello["result"]?["server"] == "reeld")
-                #expect(try await connection.request(2, "dispatch", Self.set("/a", 1))["result"] == ["seq": 1])
+                #expect(try await connection.request(2, "dispatch", Params.set("/a", 1))["result"] == ["seq": 1])
             }
             let logged = try #require(try server.store.timeline.history().actions.first)
             #expect(logged.peer.uid == UInt32(getuid()))
@@ -31,7 +28,7 @@ struct ServerSocketTests {
                 var lines = ""
                 for i in 1...20 {
                     let method = i % 2 == 0 ? "get" : "dispatch"
-                    let params: JSONValue = i % 2 == 0 ? ["path": ""] : Self.set("/n", .int(Int64(i)))
+                    let params: JSONValue = i % 2 == 0 ? ["path": ""] : Params.set("/n", .int(Int64(i)))
                     lines += (["jsonrpc": "2.0", "id": .int(Int64(i)), "method": .string(method), "params": params] as JSONValue).jsonString + "\n"
                 }
                 try await connection.send(lines)  // all at once, in one write
@@ -95,9 +92,9 @@ struct ServerSocketTests {
                 #expect(actions["result"]?.objectValue?.keys.contains("value") == false)
 
                 try await server.connect { writer throws in
-                    _ = try await writer.request(1, "dispatch", Self.set("/todo", ["title": "milk"]))
-                    _ = try await writer.request(2, "dispatch", Self.set("/other", 1))  // not under /todo
-                    _ = try await writer.request(3, "dispatch", Self.set("/todo/title", "eggs"))
+                    _ = try await writer.request(1, "dispatch", Params.set("/todo", ["title": "milk"]))
+                    _ = try await writer.request(2, "dispatch", Params.set("/other", 1))  // not under /todo
+                    _ = try await writer.request(3, "dispatch", Params.set("/todo/title", "eggs"))
                 }
                 let eggs: JSONValue = ["title": "eggs"]
                 var lastValue = JSONValue.null
@@ -138,8 +135,8 @@ struct ServerSocketTests {
     @Test func everyMethodOverTheSocket() async throws {
         try await ServerHarness.run(authorize: { permission, _ in permission != .admin }) { server throws in
             try await server.connect { connection throws in
-                _ = try await connection.request(1, "dispatch", Self.set("/hp", 10))
-                _ = try await connection.request(2, "dispatch", Self.set("/hp", 4))
+                _ = try await connection.request(1, "dispatch", Params.set("/hp", 10))
+                _ = try await connection.request(2, "dispatch", Params.set("/hp", 4))
                 #expect(try await connection.request(3, "get", ["path": "/hp", "at": 1])["result"] == ["seq": 1, "value": 10])
                 #expect(try await connection.request(4, "history", ["limit": 1])["result"]?["next"] == 2)
                 #expect(try await connection.request(5, "diff", ["from": 0, "to": 2])["result"] == ["patch": [["op": "add", "path": "/hp", "value": 4]]])
@@ -150,7 +147,7 @@ struct ServerSocketTests {
                 #expect(try await connection.request(9, "unsubscribe", ["subscription": id])["result"] == [:])
                 #expect(try await connection.request(10, "unsubscribe", ["subscription": id])["error"]?["code"] == -32602)
                 // Unsubscribed: a change sends no update; the next message is the answer to 12.
-                _ = try await connection.request(11, "dispatch", Self.set("/hp", 1))
+                _ = try await connection.request(11, "dispatch", Params.set("/hp", 1))
                 #expect(try await connection.request(12, "get")["id"] == 12)
             }
         }

@@ -8,14 +8,10 @@ import Testing
 
 /// Subscriptions over a real socket: resuming with `since`, slow readers, limits.
 struct SubscriptionTests {
-    static func set(_ path: String, _ value: JSONValue) -> JSONValue {
-        ["action": ["type": "set", "payload": ["path": .string(path), "value": value]]]
-    }
-
     func dispatch(_ server: ServerHarness, _ count: Int, path: String = "/n", from start: Int = 0) async throws {
         try await server.connect { writer throws in
             for i in start..<(start + count) {
-                _ = try await writer.request(i, "dispatch", Self.set(path, .int(Int64(i))))
+                _ = try await writer.request(i, "dispatch", Params.set(path, .int(Int64(i))))
             }
         }
     }

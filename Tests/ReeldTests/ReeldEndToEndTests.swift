@@ -8,16 +8,12 @@ import Testing
 
 /// The real `reeld` executable, spoken to over its socket.
 @Suite(.serialized) struct ReeldEndToEndTests {
-    static func set(_ path: String, _ value: JSONValue) -> JSONValue {
-        ["action": ["type": "set", "payload": ["path": .string(path), "value": value]]]
-    }
-
     @Test func servesStopsGracefullyAndKeepsItsStateAcrossRestarts() async throws {
         let dir = try TemporaryDirectory()
         let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
-            #expect(try await connection.request(1, "dispatch", Self.set("/n", 41))["result"] == ["seq": 1])
+            #expect(try await connection.request(1, "dispatch", Params.set("/n", 41))["result"] == ["seq": 1])
             let batch: JSONValue = ["actions": [["type": "increment", "payload": ["path": "/n"]]]]
             #expect(try await connection.request(2, "dispatch", batch)["result"] == ["seqs": [2]])
         }
@@ -105,7 +101,7 @@ import Testing
         let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         try await TestConnection.open(socketPath: daemon.socketPath) { good throws in
-            #expect(try await good.request(1, "dispatch", Self.set("/kept", true))["result"] == ["seq": 1])
+            #expect(try await good.request(1, "dispatch", Params.set("/kept", true))["result"] == ["seq": 1])
             try await TestConnection.open(socketPath: daemon.socketPath) { bad throws in
                 try await bad.send("\u{01}\u{02}garbage\u{FF}\n")
                 #expect(try await bad.receive()["error"]?["code"] == -32700)
@@ -128,12 +124,12 @@ extension ReeldEndToEndTests {
         )
         try await daemon.start()
         try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
-            #expect(try await connection.request(1, "dispatch", Self.set("/small", 1))["result"] == ["seq": 1])
+            #expect(try await connection.request(1, "dispatch", Params.set("/small", 1))["result"] == ["seq": 1])
             let huge = JSONValue.string(String(repeating: "z", count: 2 << 20))
-            let refused = try await connection.request(2, "dispatch", Self.set("/huge", huge))
+            let refused = try await connection.request(2, "dispatch", Params.set("/huge", huge))
             #expect(refused["error"]?["code"] == 1010)
             #expect(try await connection.request(3, "get")["result"] == ["seq": 1, "value": ["small": 1]])
-            #expect(try await connection.request(4, "dispatch", Self.set("/small", 2))["result"] == ["seq": 2])
+            #expect(try await connection.request(4, "dispatch", Params.set("/small", 2))["result"] == ["seq": 2])
         }
         #expect(try await daemon.stop() == 0)
     }

@@ -5,10 +5,6 @@ import Testing
 
 /// Every method and error code of SPEC.md against the real `reeld` executable.
 @Suite(.serialized) struct ReeldProtocolTests {
-    static func dispatch(_ type: String, _ payload: JSONValue) -> JSONValue {
-        ["action": ["type": .string(type), "payload": payload]]
-    }
-
     @Test func everyMethodAndErrorCode() async throws {
         let dir = try TemporaryDirectory()
         let daemon = try DaemonProcess(
@@ -19,11 +15,11 @@ import Testing
         try await TestConnection.open(socketPath: daemon.socketPath) { c throws in
             #expect(try await c.request(1, "hello", ["client": "e2e"])["result"]?["protocol"] == 1)
             // dispatch: single, batch, expectedSeq, idempotency
-            #expect(try await c.request(2, "dispatch", Self.dispatch("set", ["path": "/hp", "value": 10]))["result"] == ["seq": 1])
+            #expect(try await c.request(2, "dispatch", Params.dispatch("set", ["path": "/hp", "value": 10]))["result"] == ["seq": 1])
             let batch: JSONValue = ["actions": [["type": "increment", "payload": ["path": "/hp", "by": -4]], ["type": "merge", "payload": ["name": "hero"]]], "idempotencyKey": "k1"]
             #expect(try await c.request(3, "dispatch", batch)["result"] == ["seqs": [2, 3]])
             #expect(try await c.request(4, "dispatch", batch)["result"] == ["seqs": [2, 3], "duplicate": true])
-            var stale = Self.dispatch("set", ["path": "/hp", "value": 0])
+            var stale = Params.dispatch("set", ["path": "/hp", "value": 0])
             if case .object(var members) = stale { members["expectedSeq"] = 1; stale = .object(members) }
             let mismatch = try await c.request(5, "dispatch", stale)
             #expect(mismatch["error"]?["code"] == 1003)
@@ -34,10 +30,10 @@ import Testing
             let actions = try #require(try await c.request(8, "subscribe", ["mode": "actions"])["result"]?["subscription"])
             #expect(try await c.request(9, "subscribe", ["path": "/x"])["error"]?["code"] == 1008)
             _ = try await TestConnection.open(socketPath: daemon.socketPath) { other throws in
-                try await other.request(1, "dispatch", Self.dispatch("append", ["path": "/log", "value": "hit"]))
+                try await other.request(1, "dispatch", Params.dispatch("append", ["path": "/log", "value": "hit"]))
             }
             _ = try await TestConnection.open(socketPath: daemon.socketPath) { other throws in
-                try await other.request(1, "dispatch", Self.dispatch("patch", [["op": "replace", "path": "/hp", "value": 1]]))
+                try await other.request(1, "dispatch", Params.dispatch("patch", [["op": "replace", "path": "/hp", "value": 1]]))
             }
             var seen: Set<String> = []
             while seen.count < 3 {
@@ -60,7 +56,7 @@ import Testing
             #expect(try await c.request(15, "replay", ["skip": [5]])["result"]?["value"]?["hp"] == 6)
             // errors
             #expect(try await c.request(16, "stats")["error"]?["code"] == 1004)
-            #expect(try await c.request(17, "dispatch", Self.dispatch("remove", ["path": "/nope"]))["error"]?["code"] == 1001)
+            #expect(try await c.request(17, "dispatch", Params.dispatch("remove", ["path": "/nope"]))["error"]?["code"] == 1001)
             #expect(try await c.request(18, "dispatch", ["action": ["type": "frobnicate"]])["error"]?["code"] == 1002)
             #expect(try await c.request(19, "get", ["path": "/nope"])["error"]?["code"] == 1005)
             #expect(try await c.request(20, "get", ["at": 99])["error"]?["code"] == 1006)
@@ -70,7 +66,7 @@ import Testing
             #expect(try await c.receive()["error"]?["code"] == -32600)
             try await c.send("{not json\n")
             #expect(try await c.receive()["error"]?["code"] == -32700)
-            #expect(try await c.request(23, "dispatch", Self.dispatch("@revert", ["to": 1]))["result"] == ["seq": 6])
+            #expect(try await c.request(23, "dispatch", Params.dispatch("@revert", ["to": 1]))["result"] == ["seq": 6])
             #expect(try await c.request(24, "get")["result"] == ["seq": 6, "value": ["hp": 10]])
         }
         #expect(try await daemon.stop() == 0)
