@@ -18,7 +18,14 @@ let package = Package(
         .library(name: "ReelProtocol", targets: ["ReelProtocol"]),
         .library(name: "ReelServer", targets: ["ReelServer"]),
         .library(name: "ReelDaemon", targets: ["ReelDaemon"]),
+        .library(name: "ReelClient", targets: ["ReelClient"]),
+        .library(name: "ReelTool", targets: ["ReelTool"]),
+        .library(name: "ReelApp", targets: ["ReelApp"]),
         .executable(name: "reeld", targets: ["reeld"]),
+        .executable(name: "reel", targets: ["reel"]),
+        .executable(name: "reel-rpg", targets: ["reel-rpg"]),
+        .executable(name: "reel-todos", targets: ["reel-todos"]),
+        .executable(name: "reel-paged-list", targets: ["reel-paged-list"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -63,7 +70,7 @@ let package = Package(
         .target(
             name: "ReelServer",
             dependencies: [
-                "CReelSocket", "ReelProtocol", "ReelStore", "ReelCore", "ReelJSON",
+                "CReelSocket", "ReelProtocol", "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,15 +90,42 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        .executableTarget(
-            name: "reeld",
+        // The client library for apps: async/await, pipelined, reconnecting with resumed subscriptions.
+        .target(
+            name: "ReelClient",
             dependencies: [
-                "ReelDaemon", "ReelServer", "ReelStore",
+                "ReelProtocol", "ReelJSON", "ReelCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Output for people: styles, tables, pretty JSON, diffs, progress bars.
+        .target(name: "ReelConsole", dependencies: ["ReelJSON"]),
+        // `reel`'s commands, live (ReelClient) or offline (ReelStore on a read-only data directory).
+        .target(
+            name: "ReelTool",
+            dependencies: [
+                "ReelClient", "ReelConsole", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // One call in an app's main: `serve` (the daemon) plus every `reel` command, for its reducers.
+        .target(
+            name: "ReelApp",
+            dependencies: [
+                "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(name: "reeld", dependencies: ["ReelApp", "ReelStore"]),
+        .executableTarget(name: "reel", dependencies: ["ReelTool", "ReelStore"]),
+        // The seeds of ReelExamples as runnable stores: `swift run reel-rpg serve`, `swift run reel-rpg get`.
+        .executableTarget(name: "reel-rpg", dependencies: ["ReelApp", "ReelExamples"]),
+        .executableTarget(name: "reel-todos", dependencies: ["ReelApp", "ReelExamples"]),
+        .executableTarget(name: "reel-paged-list", dependencies: ["ReelApp", "ReelExamples"]),
 
         // Benchmarks print figures; they pass or fail nothing. Not a product: users never build it.
         // Run: swift run -c release reel-bench
@@ -135,6 +169,25 @@ let package = Package(
         .testTarget(
             name: "ReeldTests",
             dependencies: ["reeld", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
+        ),
+        .testTarget(
+            name: "ReelClientTests",
+            dependencies: [
+                "ReelClient", "reeld", "ReelServer", "ReelStore", "ReelProtocol", "ReelCore", "ReelJSON", "ReelTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "ReelConsoleTests", dependencies: ["ReelConsole", "ReelJSON"]),
+        .testTarget(
+            name: "ReelToolTests",
+            dependencies: [
+                "ReelTool", "ReelApp", "reel", "reeld", "reel-rpg", "ReelDaemon", "ReelExamples", "ReelStore", "ReelStorage",
+                "ReelProtocol", "ReelCore", "ReelJSON", "ReelConsole", "ReelTestSupport",
+            ]
         ),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
         .testTarget(

@@ -28,6 +28,12 @@ public enum RPCCall: Sendable, Equatable {
     case replay(ReplayParams)
     /// `stats`: the daemon's figures.
     case stats(StatsParams)
+    /// `checkpoints`: the checkpoints kept beside the log (an addition to SPEC).
+    case checkpoints(CheckpointsParams)
+    /// `verify`: replay a range and compare it with the checkpoints in it (an addition).
+    case verify(VerifyParams)
+    /// `backup`: a consistent, compact, owner-only copy of the data directory (an addition).
+    case backup(BackupParams)
 
     /// Reads the method and params of a parsed request.
     ///
@@ -56,6 +62,9 @@ public enum RPCCall: Sendable, Equatable {
         case .diff: self = .diff(try DiffParams(params: params))
         case .replay: self = .replay(try ReplayParams(params: params))
         case .stats: self = .stats(try StatsParams(params: params))
+        case .checkpoints: self = .checkpoints(try CheckpointsParams(params: params))
+        case .verify: self = .verify(try VerifyParams(params: params))
+        case .backup: self = .backup(try BackupParams(params: params))
         }
     }
 
@@ -71,6 +80,9 @@ public enum RPCCall: Sendable, Equatable {
         case .diff: .diff
         case .replay: .replay
         case .stats: .stats
+        case .checkpoints: .checkpoints
+        case .verify: .verify
+        case .backup: .backup
         }
     }
 
@@ -86,6 +98,9 @@ public enum RPCCall: Sendable, Equatable {
         case .diff(let params): params.jsonValue
         case .replay(let params): params.jsonValue
         case .stats(let params): params.jsonValue
+        case .checkpoints(let params): params.jsonValue
+        case .verify(let params): params.jsonValue
+        case .backup(let params): params.jsonValue
         }
     }
 

@@ -158,7 +158,7 @@ extension JSONValue {
     /// clamping keeps the conversion total instead of trapping.
     ///
     /// - Parameter seq: The sequence number.
-    init(seq: UInt64) {
+    public init(seq: UInt64) {
         self = .int(Int64(clamping: seq))
     }
 }

@@ -40,6 +40,12 @@ public enum MethodName: String, Sendable, CaseIterable {
     case replay
     /// The daemon's counters.
     case stats
+    /// The checkpoints beside the log (an addition to SPEC's methods).
+    case checkpoints
+    /// Replays a range of the log and compares it with its checkpoints (an addition).
+    case verify
+    /// Writes a consistent, owner-only copy of the data directory on the daemon's machine (an addition).
+    case backup
 }
 
 /// The capabilities a protocol-1 server advertises in the `hello` result.
@@ -66,6 +72,12 @@ public enum Capability: String, Sendable, CaseIterable {
     case diff
     /// The `replay` method.
     case replay
+    /// The `checkpoints` method.
+    case checkpoints
+    /// The `verify` method.
+    case verify
+    /// The `backup` method.
+    case backup
 
     /// The names of every capability, in declaration order: what the `hello` result lists by default.
     public static let all: [String] = allCases.map(\.rawValue)

@@ -3,19 +3,19 @@ import ReelProtocol
 
 /// What a request needs the peer to be allowed to do.
 public enum Permission: String, Sendable, CaseIterable {
-    /// `hello`, `get`, `subscribe`, `unsubscribe`, `history`, `diff`, `replay`.
+    /// `hello`, `get`, `subscribe`, `unsubscribe`, `history`, `diff`, `replay`, `checkpoints`.
     case read
     /// `dispatch`.
     case dispatch
-    /// `stats` and other operator methods.
+    /// `stats`, `verify`, `backup`: operator methods.
     case admin
 
     /// The permission a method needs.
     public init(for method: MethodName) {
         switch method {
         case .dispatch: self = .dispatch
-        case .stats: self = .admin
-        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay: self = .read
+        case .stats, .verify, .backup: self = .admin
+        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .checkpoints: self = .read
         }
     }
 }

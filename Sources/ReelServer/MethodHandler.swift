@@ -70,6 +70,12 @@ public struct MethodHandler<State: StoreState>: Sendable {
             return RPCResult.replay(value: whatIf.value, refused: whatIf.refused)
         case .stats:
             return RPCResult.stats(seq: store.snapshot.seq, figures: Self.figures(store.statistics, store: store))
+        case .checkpoints:
+            return try await query { () throws(StoreError) in try Self.checkpoints(timeline) }
+        case .verify(let params):
+            return try await query { () throws(StoreError) in try Self.verify(params, timeline: timeline) }
+        case .backup(let params):
+            return try await query { () throws(StoreError) in try Self.backup(params, directory: timeline.directory) }
         case .subscribe, .unsubscribe:
             // The connection handles these itself; reaching here is a wiring mistake, not the peer's.
             throw RPCError(code: RPCError.Code.methodNotFound, message: "'\(call.method.rawValue)' needs a connection")

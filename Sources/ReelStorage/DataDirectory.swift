@@ -119,13 +119,4 @@ public final class DataDirectory: Sendable {
 
     /// Current size of the memory map in bytes.
     public var mapSize: Int { env.mapSize }
-
-    /// A consistent, compact copy of the whole directory, safe while writers run.
-    public func backup(to destination: String) throws(StorageError) {
-        do {
-            try env.copy(to: destination, compact: true)
-        } catch {
-            throw Self.wrap(error, "backup to \(destination) failed")
-        }
-    }
 }

@@ -2,97 +2,14 @@
 import Glibc
 #endif
 import Foundation
-import Logging
-import NIOCore
-import ReelDaemon
-import ReelServer
+import ReelApp
 import ReelStore
-import ServiceLifecycle
 
-/// `reeld`: the Reel daemon. Settings come from flags, `REEL_*` environment variables and a config
-/// file (see `reeld --help` and ops/reeld.example.yaml); it runs until SIGTERM or SIGINT, then
-/// stops accepting, answers what it has read, finishes in-flight commits, writes a checkpoint and
-/// exits 0. When it cannot start it prints one line saying why and exits non-zero.
+/// `reeld`: the Reel daemon with the stock reducer (the state is one JSON document changed by
+/// mutations). See ``Daemon/run(_:arguments:environment:)`` and `reeld --help`.
 @main
 enum Reeld {
     static func main() async {
-        do {
-            try await run()
-        } catch let error as StartupError {
-            if error.code == .helpRequested {
-                print(DaemonConfiguration.helpText)
-                exit(0)
-            }
-            FileHandle.standardError.write(Data("reeld: \(error)\n".utf8))
-            exit(error.code.exitStatus)
-        } catch {
-            FileHandle.standardError.write(Data("reeld: \(error)\n".utf8))
-            exit(1)
-        }
-    }
-
-    static func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let configuration = try await DaemonConfiguration.load(arguments: CommandLine.arguments, environment: environment)
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = configuration.logLevel
-            return handler
-        }
-        let logger = Logger(label: "reeld")
-
-        // Order matters: the lock proves no other daemon uses this data; only then may a stale
-        // socket be judged and removed, and the store be opened.
-        let lock = try DataDirectoryLock.acquire(for: configuration)
-        defer { lock.release() }
-        let placement = SocketPlacement(configuration: configuration)
-        _ = try placement.prepare()
-        let storeService = try StoreService(configuration: configuration, logger: logger)
-
-        var server = ServerConfiguration(socketPath: configuration.socketPath)
-        server.limits.maxLineLength = configuration.maxLineBytes
-        server.limits.maxConnections = configuration.maxConnections
-        server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
-        server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
-        let notifier = SystemdNotifier(environment: environment)
-        server.onBound = { path in
-            try placement.applySocketPermissions(path: path)
-            _ = notifier.ready(status: "serving \(path)")
-        }
-        let policy = configuration.accessPolicy
-        let socketServer = ReelServer(
-            configuration: server, store: storeService.store,
-            authorize: { permission, peer in
-                let operation: AccessPolicy.Operation = switch permission {
-                case .read: .read
-                case .dispatch: .dispatch
-                case .admin: .admin
-                }
-                return policy.allows(operation, uid: peer.uid, gid: peer.gid)
-            },
-            logger: logger
-        )
-        // The store first: services stop in reverse order, so the server drains its connections
-        // before the store closes.
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: storeService), .init(service: socketServer)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        // A peer that never reads could hold a connection's last write forever: after this long,
-        // the remaining services are cancelled (the store still closes and checkpoints when
-        // cancelled, see StoreService).
-        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
-        let group = ServiceGroup(configuration: groupConfiguration)
-        logger.info("starting", metadata: configuration.loggingMetadata)
-        defer { placement.removeSocket() }
-        do {
-            try await group.run()
-        } catch {
-            _ = notifier.stopping(status: "failed: \(error)")
-            throw error
-        }
-        _ = notifier.stopping()
-        logger.info("stopped")
+        exit(await Daemon.run(.stock, arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
     }
 }

@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+import NIOCore
+import ReelCore
+import ReelDaemon
+import ReelServer
+import ReelStore
+import ServiceLifecycle
+
+/// Runs the daemon for a store definition: the stock `reeld`, and the `serve` command of every
+/// app built with ``ReelApp``.
+///
+/// Settings come from flags, `REEL_*` environment variables and a config file (see `reeld --help`
+/// and ops/reeld.example.yaml). It runs until SIGTERM or SIGINT, then stops accepting, answers
+/// what it has read, finishes in-flight commits, writes a checkpoint and returns 0. When it cannot
+/// start it prints one line saying why and returns a sysexits status.
+public enum Daemon {
+    /// Runs the daemon to its end and returns the process's exit status.
+    ///
+    /// - Parameters:
+    ///   - definition: The store's reducers, middleware and initial state.
+    ///   - arguments: The command line, starting with the program's name.
+    ///   - environment: The process environment (`REEL_*` settings, systemd's variables).
+    public static func run<State: StoreState>(
+        _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
+    ) async -> Int32 {
+        let name = URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent
+        do {
+            try await serve(definition, arguments: arguments, environment: environment)
+            return 0
+        } catch let error as StartupError {
+            if error.code == .helpRequested {
+                print(DaemonConfiguration.helpText)
+                return 0
+            }
+            FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+            return error.code.exitStatus
+        } catch {
+            FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    private static func serve<State: StoreState>(
+        _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
+    ) async throws {
+        let configuration = try await DaemonConfiguration.load(arguments: arguments, environment: environment)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = configuration.logLevel
+            return handler
+        }
+        let logger = Logger(label: "reeld")
+
+        // Order matters: the lock proves no other daemon uses this data; only then may a stale
+        // socket be judged and removed, and the store be opened.
+        let lock = try DataDirectoryLock.acquire(for: configuration)
+        defer { lock.release() }
+        let placement = SocketPlacement(configuration: configuration)
+        _ = try placement.prepare()
+        let storeService = try StoreService(configuration: configuration, definition: definition, logger: logger)
+
+        var server = ServerConfiguration(socketPath: configuration.socketPath)
+        server.limits.maxLineLength = configuration.maxLineBytes
+        server.limits.maxConnections = configuration.maxConnections
+        server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
+        server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
+        let notifier = SystemdNotifier(environment: environment)
+        server.onBound = { path in
+            try placement.applySocketPermissions(path: path)
+            _ = notifier.ready(status: "serving \(path)")
+        }
+        let policy = configuration.accessPolicy
+        let socketServer = ReelServer(
+            configuration: server, store: storeService.store,
+            authorize: { permission, peer in
+                let operation: AccessPolicy.Operation = switch permission {
+                case .read: .read
+                case .dispatch: .dispatch
+                case .admin: .admin
+                }
+                return policy.allows(operation, uid: peer.uid, gid: peer.gid)
+            },
+            logger: logger
+        )
+        // The store first: services stop in reverse order, so the server drains its connections
+        // before the store closes.
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: storeService), .init(service: socketServer)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        // A peer that never reads could hold a connection's last write forever: after this long,
+        // the remaining services are cancelled (the store still closes and checkpoints when
+        // cancelled, see StoreService).
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
+        defer { placement.removeSocket() }
+        do {
+            try await group.run()
+        } catch {
+            _ = notifier.stopping(status: "failed: \(error)")
+            throw error
+        }
+        _ = notifier.stopping()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ReelCore
+import ReelStore
+import ReelTool
+
+/// One call that gives an app built on Reel its daemon and every `reel` command, for its own
+/// reducers — as server frameworks give apps `serve` and `migrate` subcommands.
+///
+/// ```swift
+/// import ReelApp
+///
+/// @main
+/// enum Inventory {
+///     static func main() async {
+///         await ReelApp.main(InventoryStore.definition)
+///     }
+/// }
+/// ```
+///
+/// Then `inventory serve --data-dir /var/lib/inventory` runs the daemon with those reducers, and
+/// `inventory get /items`, `inventory bisect '/stock < 0'`, `inventory verify --data-dir …` and
+/// the rest work on its state — offline time travel folds with the app's reducers, not the
+/// stock JSON one.
+public enum ReelApp {
+    /// Runs the command line of the process and exits with its status.
+    ///
+    /// - Parameters:
+    ///   - definition: The app's initial state, middleware and reducers.
+    ///   - programName: The name in help and messages (default: the executable's name).
+    public static func main<State: StoreState>(_ definition: StoreDefinition<State>, programName: String? = nil) async -> Never {
+        let arguments = CommandLine.arguments
+        let name = programName ?? URL(fileURLWithPath: arguments.first ?? "reel").lastPathComponent
+        exit(await run(definition, arguments: arguments, programName: name, environment: ProcessInfo.processInfo.environment))
+    }
+
+    /// Runs one command line and returns the exit status (for tests and embedding).
+    public static func run<State: StoreState>(
+        _ definition: StoreDefinition<State>, arguments: [String], programName: String, environment: [String: String]
+    ) async -> Int32 {
+        var context = ToolContext(definition: definition, programName: programName, environment: environment)
+        context.serve = { arguments in
+            await Daemon.run(definition, arguments: arguments, environment: environment)
+        }
+        return await ReelTool.run(arguments, context: context)
+    }
+}

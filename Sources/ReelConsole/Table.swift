@@ -1,0 +1,174 @@
+/// Rows of text in aligned columns under a header, as `reel log` and `reel stats` print them.
+///
+/// ```
+/// SEQ  TYPE        PEER
+///   1  todos/add   uid 1000
+///  12  set         uid 0
+/// ```
+///
+/// Each column is as wide as its widest cell or header, in terminal columns (as `TerminalText`
+/// counts them, so wide characters and combining accents line up), and cells are separated by
+/// ``separator``.
+/// A column may have a ``Column/maxWidth``: longer cells are cut with `…`. One column may be
+/// the ``flexibleColumn``: when a ``render(styler:lineWidth:)`` call gives a line width, that
+/// column gives up what the line needs to fit, down to the width of its header.
+///
+/// Lines never end in spaces: padding after the last non-empty cell is left out. Cells are one
+/// line each: control characters are shown escaped (``TerminalText/escapingControlCharacters(_:)``)
+/// and trailing whitespace is dropped.
+public struct Table: Sendable {
+    /// Where a cell's text sits in its column.
+    public enum Alignment: Sendable, Hashable {
+        /// Padding after the text: for names and text.
+        case left
+        /// Padding before the text: for numbers, so their digits line up.
+        case right
+    }
+
+    /// One column: its header and how its cells are laid out.
+    public struct Column: Sendable, Hashable {
+        /// The text of the header line.
+        public var header: String
+        /// Where cells sit in the column.
+        public var alignment: Alignment
+        /// The most terminal columns a cell (or the header) may take before it is cut with `…`.
+        public var maxWidth: Int?
+
+        /// A column.
+        ///
+        /// - Parameters:
+        ///   - header: The header text.
+        ///   - alignment: Where text sits in the column.
+        ///   - maxWidth: Cut longer cells to this many columns; `nil` for no limit.
+        public init(_ header: String, alignment: Alignment = .left, maxWidth: Int? = nil) {
+            self.header = header
+            self.alignment = alignment
+            self.maxWidth = maxWidth
+        }
+    }
+
+    /// One cell: text and how to style it when color is on.
+    public struct Cell: Sendable, Hashable, ExpressibleByStringLiteral {
+        /// The text, shown on one line.
+        public var text: String
+        /// Applied to the text when color is on.
+        public var style: TextStyle
+
+        /// A cell.
+        ///
+        /// - Parameters:
+        ///   - text: The text, shown on one line.
+        ///   - style: Applied to the text only, never to the padding.
+        public init(_ text: String, style: TextStyle = []) {
+            self.text = text
+            self.style = style
+        }
+
+        public init(stringLiteral text: String) {
+            self.init(text)
+        }
+    }
+
+    /// The columns, left to right.
+    public var columns: [Column]
+    /// The rows, each with at most one cell per column; missing cells are empty.
+    public private(set) var rows: [[Cell]] = []
+    /// The index of the column that shrinks to fit a line width, if any.
+    public var flexibleColumn: Int?
+    /// What goes between two columns.
+    public var separator = "  "
+    /// Whether the first line is the headers.
+    public var showsHeader = true
+    /// How headers look when color is on.
+    public var headerStyle: TextStyle = .bold
+
+    /// An empty table.
+    ///
+    /// - Parameters:
+    ///   - columns: The columns, left to right.
+    ///   - flexibleColumn: The index of the column that gives way to a line width.
+    public init(columns: [Column], flexibleColumn: Int? = nil) {
+        self.columns = columns
+        self.flexibleColumn = flexibleColumn
+    }
+
+    /// Adds a row of cells.
+    ///
+    /// - Parameter row: At most one cell per column. A longer row is a programming error.
+    public mutating func append(_ row: [Cell]) {
+        precondition(row.count <= columns.count, "a row of \(row.count) cells in a table of \(columns.count) columns")
+        rows.append(row)
+    }
+
+    /// Adds a row of unstyled cells.
+    ///
+    /// - Parameter row: At most one text per column.
+    public mutating func append(_ row: [String]) {
+        append(row.map { Cell($0) })
+    }
+
+    /// The table as text: one line per row (after the header line), each ending in `\n`.
+    ///
+    /// - Parameters:
+    ///   - styler: Styles headers and cells when enabled.
+    ///   - lineWidth: The width lines should fit in, such as the terminal's; only the
+    ///     ``flexibleColumn`` shrinks to meet it, so lines can still be wider.
+    /// - Returns: The lines, or `""` when there is nothing to show.
+    public func render(styler: Styler = .plain, lineWidth: Int? = nil) -> String {
+        var lines: [[Cell]] = showsHeader ? [columns.map { Cell($0.header, style: headerStyle) }] : []
+        lines += rows
+        // Make every cell one safe line first, so widths measure what is shown.
+        lines = lines.map { row in
+            row.map { Cell(Self.oneLine($0.text), style: $0.style) }
+        }
+        let widths = columnWidths(of: lines, lineWidth: lineWidth)
+        var output = ""
+        for row in lines {
+            output += renderLine(row, widths: widths, styler: styler)
+            output += "\n"
+        }
+        return output
+    }
+
+    private static func oneLine(_ text: String) -> String {
+        var line = TerminalText.escapingControlCharacters(text)
+        while line.last?.isWhitespace == true { line.removeLast() }
+        return line
+    }
+
+    private func columnWidths(of lines: [[Cell]], lineWidth: Int?) -> [Int] {
+        var widths = columns.map { column in column.maxWidth.map { max(1, $0) } ?? .max }
+        var natural = Array(repeating: 0, count: columns.count)
+        for row in lines {
+            for (index, cell) in row.enumerated() {
+                natural[index] = max(natural[index], TerminalText.width(of: cell.text))
+            }
+        }
+        for index in widths.indices { widths[index] = min(widths[index], natural[index]) }
+
+        guard let lineWidth, let flexible = flexibleColumn, widths.indices.contains(flexible) else { return widths }
+        let total = widths.reduce(0, +) + TerminalText.width(of: separator) * max(0, widths.count - 1)
+        guard total > lineWidth else { return widths }
+        let header = showsHeader ? TerminalText.width(of: Self.oneLine(columns[flexible].header)) : 0
+        let floor = min(widths[flexible], max(1, header))
+        widths[flexible] = max(floor, widths[flexible] - (total - lineWidth))
+        return widths
+    }
+
+    private func renderLine(_ row: [Cell], widths: [Int], styler: Styler) -> String {
+        // Cells after the last non-empty one add nothing but trailing spaces.
+        guard let last = row.lastIndex(where: { !$0.text.isEmpty }) else { return "" }
+        var line = ""
+        for index in 0...last {
+            if index > 0 { line += separator }
+            let text = TerminalText.truncating(row[index].text, toWidth: widths[index])
+            let padding = String(repeating: " ", count: widths[index] - TerminalText.width(of: text))
+            let styled = styler.apply(row[index].style, to: text)
+            switch columns[index].alignment {
+            case .left: line += index == last ? styled : styled + padding
+            case .right: line += padding + styled
+            }
+        }
+        return line
+    }
+}

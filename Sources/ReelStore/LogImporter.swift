@@ -1,0 +1,110 @@
+import ReelCore
+import ReelJSON
+import ReelStorage
+
+/// Builds a new data directory from exported actions (`reel import`): appends each action with
+/// its original seq, time and peer, folds it with the reducers as the writer would have, and
+/// writes checkpoints on the way and at the end.
+///
+/// The target must be new or empty: an import never mixes with an existing history. Seqs must
+/// run 1, 2, 3, … without gaps, because a log that does not start at 1 has no known state to
+/// start from. An action the reducers refuse stops the import: the export was made with other
+/// reducers, and the new directory would not replay to the same state.
+///
+/// ```swift
+/// let importer = try LogImporter(path: "restored", definition: .stock)
+/// for envelope in exported { try importer.append(envelope) }
+/// let report = try importer.finish()
+/// ```
+public final class LogImporter<State: StoreState> {
+    /// Actions committed per transaction: large enough to amortize the sync, small enough to keep
+    /// memory flat on logs of any length.
+    public static var actionsPerCommit: Int { 4_096 }
+
+    public let timeline: Timeline<State>
+    private let options: StoreOptions
+    private let fold: Fold<State>
+    private var state: State
+    private var seq: UInt64 = 0
+    private var pending = CommitBatch()
+    private var checkpointsWritten = 0
+    private var lastCheckpointSeq: UInt64 = 0
+
+    /// Creates the data directory at `path`.
+    ///
+    /// - Throws: ``StoreError`` `.invalidArgument` when the directory already holds actions,
+    ///   `.storage` when it cannot be created.
+    public init(path: String, definition: StoreDefinition<State>, options: StoreOptions = StoreOptions()) throws(StoreError) {
+        var storage = options.storage
+        storage.readOnly = false
+        let directory: DataDirectory
+        do {
+            directory = try DataDirectory(path: path, reducerName: definition.identity.name, options: storage)
+        } catch {
+            throw StoreError(error)
+        }
+        timeline = Timeline(directory: directory, definition: definition)
+        let existing = try timeline.latestSeq()
+        guard existing == 0 else {
+            throw StoreError(.invalidArgument, "\(path) already holds \(existing) actions: import only into a new or empty data directory")
+        }
+        self.options = options
+        fold = Fold(definition: definition)
+        state = definition.initialState
+    }
+
+    /// The seq of the last action appended.
+    public var latestSeq: UInt64 { seq }
+
+    /// Folds and queues one exported action.
+    ///
+    /// - Throws: ``StoreError`` `.invalidArgument` for a seq out of order, `.rejected` or
+    ///   `.unknownActionType` (with the seq) when the reducers refuse it, `.storage`.
+    public func append(_ envelope: ActionEnvelope) throws(StoreError) {
+        guard envelope.seq == seq + 1 else {
+            throw StoreError(
+                .invalidArgument,
+                seq == 0 && envelope.seq > 1
+                    ? "the export starts at seq \(envelope.seq): an import needs the whole log from seq 1"
+                    : "seq \(envelope.seq) follows seq \(seq): the exported actions must be consecutive"
+            )
+        }
+        // `@revert` reads the state it restores from committed history: commit what is queued.
+        if envelope.action.isReserved { try flush() }
+        do {
+            try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in try timeline.state(at: to) }
+        } catch {
+            throw StoreError(error.code, "action \(envelope.seq) (\(envelope.type)) is refused by \(timeline.definition.identity): \(error.message)")
+        }
+        seq = envelope.seq
+        pending.envelopes.append(ActionEnvelope(seq: seq, action: envelope.action, time: envelope.time, peer: envelope.peer))
+        if options.checkpointEvery > 0, seq - lastCheckpointSeq >= options.checkpointEvery {
+            try queueCheckpoint()
+        }
+        if pending.envelopes.count >= Self.actionsPerCommit { try flush() }
+    }
+
+    /// Commits the rest and writes a checkpoint at the last seq.
+    public func finish() throws(StoreError) -> (seq: UInt64, checkpoints: Int) {
+        if seq > lastCheckpointSeq { try queueCheckpoint() }
+        try flush()
+        return (seq, checkpointsWritten)
+    }
+
+    private func queueCheckpoint() throws(StoreError) {
+        let json = try state.jsonValueOrThrow(seq: seq)
+        pending.checkpoints.append(Checkpoint(seq: seq, reducer: timeline.definition.identity, time: .now(), state: json))
+        lastCheckpointSeq = seq
+    }
+
+    private func flush() throws(StoreError) {
+        guard !pending.isEmpty else { return }
+        do {
+            try timeline.directory.commit(pending)
+        } catch {
+            throw StoreError(error)
+        }
+        checkpointsWritten += pending.checkpoints.count
+        pending = CommitBatch()
+    }
+}

@@ -1,0 +1,199 @@
+import ArgumentParser
+import Foundation
+import ReelCore
+import ReelJSON
+import ReelProtocol
+import ReelStore
+
+/// `reel import FILE --data-dir NEW`: build a new data directory from exported actions.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Build a new data directory from exported actions.",
+        discussion: """
+            FILE holds NDJSON actions as `export` writes them ('-' for stdin), starting at seq 1 \
+            with no gaps. Each action is folded with this program's reducers, keeping its seq, time \
+            and peer, and checkpoints are written on the way. The target must be new or empty; if \
+            the import fails, the directory it created is removed. With --json: {"path", "seq", "checkpoints"}.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The exported actions, or - for stdin.", valueName: "file")) var file: String
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp("The new data directory.", valueName: "path")) var dataDir: String
+    @Option(name: .customLong("checkpoint-every"), help: ArgumentHelp("Write a checkpoint every N actions (default: 10000).", valueName: "n"))
+    var checkpointEvery: UInt64 = 10_000
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let printer = output.printer
+        let existed = FileManager.default.fileExists(atPath: dataDir)
+        // An empty data directory (LMDB's two files, no action) is taken; anything else is not.
+        if existed, let entries = try? FileManager.default.contentsOfDirectory(atPath: dataDir),
+            entries.contains(where: { $0 != "data.mdb" && $0 != "lock.mdb" })
+        {
+            throw ToolError("\(dataDir) is not empty: import only builds a new data directory (choose a new path)")
+        }
+        let target = try ToolContext.current.openImport(dataDir, checkpointEvery)
+        let size = InputReader.size(of: file)
+        let progress = printer.progress("importing", total: UInt64(size ?? 0))
+        do {
+            try InputReader.forEachLine(path: file, progress: { progress.update(UInt64($0)) }) { (line, number) throws(ToolError) in
+                let json = try InputReader.json(line, what: "line \(number) of \(file == "-" ? "stdin" : file)")
+                let envelope: ActionEnvelope
+                do throws(RPCError) {
+                    envelope = try ActionEnvelope(wire: json)
+                } catch {
+                    throw ToolError("line \(number): \(error.message)", exitStatus: ExitStatus.dataError)
+                }
+                try target.append(envelope)
+            }
+            let done = try target.finish()
+            progress.finish()
+            if printer.isJSON {
+                printer.json(["path": .string(dataDir), "seq": JSONValue(seq: done.seq), "checkpoints": .int(Int64(done.checkpoints))])
+            } else {
+                printer.line("imported \(done.seq) actions into \(dataDir) (\(done.checkpoints) checkpoint(s))")
+            }
+        } catch {
+            progress.finish()
+            target.close()
+            // Nothing of a failed import is worth keeping, and the target was new or empty.
+            if existed {
+                for entry in (try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? [] {
+                    try? FileManager.default.removeItem(atPath: dataDir + "/" + entry)
+                }
+            } else {
+                try? FileManager.default.removeItem(atPath: dataDir)
+            }
+            throw error
+        }
+    }
+}
+
+/// Where `import` writes: a new data directory folded with the program's reducers.
+protocol ImportTarget {
+    func append(_ envelope: ActionEnvelope) throws(ToolError)
+    func finish() throws(ToolError) -> (seq: UInt64, checkpoints: Int)
+    func close()
+}
+
+final class StoreImportTarget<State: StoreState>: ImportTarget {
+    private var importer: LogImporter<State>?
+
+    init(path: String, definition: StoreDefinition<State>, checkpointEvery: UInt64) throws(ToolError) {
+        do {
+            importer = try LogImporter(path: path, definition: definition, options: StoreOptions(checkpointEvery: checkpointEvery))
+        } catch {
+            throw ToolError(error)
+        }
+    }
+
+    func append(_ envelope: ActionEnvelope) throws(ToolError) {
+        do {
+            try importer?.append(envelope)
+        } catch {
+            throw ToolError(error)
+        }
+    }
+
+    func finish() throws(ToolError) -> (seq: UInt64, checkpoints: Int) {
+        guard let importer else { throw ToolError("the import was closed") }
+        do {
+            return try importer.finish()
+        } catch {
+            throw ToolError(error)
+        }
+    }
+
+    /// Releases the LMDB environment (so the directory can be removed cleanly).
+    func close() {
+        importer = nil
+    }
+}
+
+/// `reel backup DEST`: a consistent, compact, owner-only copy of the data directory.
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup", abstract: "Make a consistent hot copy of the data directory.",
+        discussion: """
+            DEST must be new or empty. The copy is compact (free pages left out) and readable by \
+            its owner only (directory 0700, file 0600). Live, the daemon writes it as its own user \
+            on its own machine (a relative DEST is taken from the current directory); offline, \
+            this program copies the directory it reads. Restore by pointing reeld --data-dir at \
+            the copy. With --json: {"path", "seq", "bytes"}.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The new directory for the copy.", valueName: "dest")) var destination: String
+    @OptionGroup var source: SourceOptions
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let absolute = destination.hasPrefix("/") ? destination : FileManager.default.currentDirectoryPath + "/" + destination
+        let outcome = try await store.backup(to: absolute)
+        if printer.isJSON {
+            printer.json(outcome.jsonValue)
+        } else {
+            printer.line("backup of seq \(outcome.seq) written to \(outcome.path) (\(Self.size(outcome.bytes)))")
+        }
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        if bytes < 1 << 20 { return "\((bytes + 1023) / 1024) KiB" }
+        return String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+    }
+}
+
+/// `reel stats`: the daemon's figures (offline: the data directory's).
+struct StatsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats", abstract: "Print the daemon's figures (offline: the data directory's).",
+        discussion: "With --json: the figures as one object."
+    )
+
+    @OptionGroup var source: SourceOptions
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let figures = try await store.stats()
+        if printer.isJSON {
+            printer.json(figures)
+            return
+        }
+        var rows: [[String]] = []
+        func flatten(_ value: JSONValue, prefix: String) {
+            if case .object(let members) = value {
+                for key in members.keys.sorted() {
+                    flatten(members[key] ?? .null, prefix: prefix.isEmpty ? key : prefix + "." + key)
+                }
+            } else {
+                rows.append([prefix, value.stringValue ?? value.jsonString])
+            }
+        }
+        flatten(figures, prefix: "")
+        printer.table(["FIGURE", "VALUE"], rows: rows, rightAligned: [1])
+    }
+}
+
+/// `reel checkpoints`: the checkpoints kept beside the log.
+struct CheckpointsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checkpoints", abstract: "List the checkpoints kept beside the log.",
+        discussion: "With --json: one {seq, reducer, time, hash} per line."
+    )
+
+    @OptionGroup var source: SourceOptions
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let list = try await store.checkpoints()
+        if printer.isJSON {
+            for checkpoint in list { printer.json(checkpoint.jsonValue) }
+            return
+        }
+        let rows = list.map { [String($0.seq), $0.time.rfc3339Seconds, $0.reducer.description, String($0.hash.prefix(16))] }
+        printer.table(["SEQ", "TIME", "REDUCER", "HASH"], rows: rows, rightAligned: [0])
+    }
+}

@@ -1,0 +1,152 @@
+import ArgumentParser
+import ReelJSON
+import ReelProtocol
+
+/// `reel bisect EXPR`: the first seq at which a condition on the state holds.
+struct BisectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bisect", abstract: "Find the first seq at which a condition on the state holds.",
+        discussion: """
+            EXPR is a JSON Pointer, a comparison and a JSON value, or exists/missing and a pointer:
+              '/character/hp <= 0'   '/status == "done"'   'exists /todos/3'   'missing /session'
+            Operators: == != < <= > >=. Numbers compare as numbers, strings by Unicode scalars; \
+            == and != compare any JSON values; an ordering between different types, or with \
+            nothing at the pointer, is false. See docs/TIME-TRAVEL.md.
+            Like git bisect, the search assumes that once the condition holds it keeps holding; \
+            it evaluates O(log n) states, loading checkpoints rather than replaying where it can. \
+            Exits 1 when the condition does not hold at the latest seq. With --json: \
+            {"seq": first seq or null, "latest", "probes"}.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The condition, such as '/character/hp <= 0'.", valueName: "expr")) var expression: String
+    @OptionGroup var source: SourceOptions
+
+    func validate() throws {
+        do {
+            _ = try JSONCondition(parsing: expression)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    func run() async throws {
+        let printer = source.output.printer
+        let condition: JSONCondition
+        do {
+            condition = try JSONCondition(parsing: expression)
+        } catch {
+            throw ToolError("\(error)", exitStatus: ExitStatus.usage)
+        }
+        let store = try await source.open()
+        let progress = printer.progress("bisecting", total: 0)
+        let answer = try await store.bisect(condition) { done, estimate in progress.update(UInt64(done), total: UInt64(estimate)) }
+        progress.finish()
+        if printer.isJSON {
+            printer.json(["seq": answer.seq.map { JSONValue(seq: $0) } ?? .null, "latest": JSONValue(seq: answer.latest), "probes": .int(Int64(answer.probes))])
+        } else if let seq = answer.seq {
+            if seq == 0 {
+                printer.line("\(condition) holds in the initial state (seq 0)")
+            } else {
+                printer.line("first seq where \(condition) holds: \(printer.style.bold(String(seq)))")
+                let page = try await store.history(from: seq, to: seq, limit: 1, types: nil)
+                if let envelope = page.actions.first {
+                    printer.line("  \(envelope.time.rfc3339)  \(printer.style.bold(envelope.type))  \(envelope.payload.jsonString)")
+                    printer.line(printer.style.dim("  see what it changed: \(ToolContext.current.programName) show \(seq)"))
+                }
+            }
+            printer.note("\(answer.probes) states evaluated over \(answer.latest) actions")
+        } else {
+            printer.line("\(condition) does not hold at the latest seq (\(answer.latest))")
+        }
+        if answer.seq == nil { throw ExitCode(ExitStatus.negative) }
+    }
+}
+
+/// `reel verify`: replay the whole log and compare with every checkpoint.
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Replay the whole log and compare it with every checkpoint.",
+        discussion: """
+            Replays from the initial state, one checkpoint interval at a time, and compares the \
+            state with each checkpoint of the current reducer. Stops at the first difference, \
+            shows it, and exits 1; also exits 1 when the reducers refuse a logged action. With \
+            --json: {"ok", "actions", "checkpoints", "skipped", "refused", "mismatch"?}.
+            """
+    )
+
+    @OptionGroup var source: SourceOptions
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let latest = try await store.latestSeq()
+        let reducer = try await store.reducer()
+        let checkpoints = try await store.checkpoints()
+        // Segments end at each checkpoint of this reducer, then at the latest seq.
+        var ends = checkpoints.filter { $0.reducer == reducer && $0.seq <= latest && $0.seq > 0 }.map(\.seq)
+        if ends.last != latest { ends.append(latest) }
+        let progress = printer.progress("verifying", total: latest)
+        var from: UInt64 = 0
+        var matched: [UInt64] = []
+        var skipped: [SeqReason] = checkpoints.filter { $0.reducer != reducer }.map {
+            SeqReason(seq: $0.seq, reason: "made by reducer \($0.reducer), not \(reducer)")
+        }
+        var refused: [SeqReason] = []
+        var mismatch: VerifyOutcome.Mismatch?
+        for end in ends where end > from || (end == 0 && from == 0) {
+            let outcome = try await store.verify(from: from, through: end)
+            matched += outcome.matched
+            refused += outcome.refused
+            skipped += outcome.skipped.filter { skip in !skipped.contains { $0.seq == skip.seq } }
+            progress.update(end)
+            if let found = outcome.mismatch {
+                mismatch = found
+                break
+            }
+            from = end
+        }
+        progress.finish()
+        let ok = mismatch == nil && refused.isEmpty
+        if printer.isJSON {
+            var result: [String: JSONValue] = [
+                "ok": .bool(ok), "actions": JSONValue(seq: mismatch?.seq ?? latest),
+                "checkpoints": .array(matched.map { JSONValue(seq: $0) }),
+                "skipped": .array(skipped.map(\.jsonValue)), "refused": .array(refused.map(\.jsonValue)),
+            ]
+            if let mismatch {
+                result["mismatch"] = [
+                    "seq": JSONValue(seq: mismatch.seq), "reason": .string(mismatch.reason), "patch": mismatch.patch.jsonValue,
+                    "checkpointHash": .string(mismatch.checkpointHash), "replayedHash": .string(mismatch.replayedHash),
+                ]
+            }
+            printer.json(.object(result))
+        } else {
+            report(printer, latest: latest, matched: matched, skipped: skipped, refused: refused, mismatch: mismatch)
+        }
+        if !ok { throw ExitCode(ExitStatus.negative) }
+    }
+
+    private func report(
+        _ printer: Printer, latest: UInt64, matched: [UInt64], skipped: [SeqReason], refused: [SeqReason], mismatch: VerifyOutcome.Mismatch?
+    ) {
+        let style = printer.style
+        for skip in skipped { printer.note("checkpoint at seq \(skip.seq) not compared: \(skip.reason)") }
+        for refusal in refused {
+            printer.line(style.red("seq \(refusal.seq) is refused by the reducers on replay: \(refusal.reason)"))
+        }
+        if let mismatch {
+            printer.line(style.red(style.bold("checkpoint at seq \(mismatch.seq) differs from the replay: \(mismatch.reason)")))
+            printer.line("  checkpoint hash \(mismatch.checkpointHash)")
+            printer.line("  replayed hash   \(mismatch.replayedHash)")
+            if !mismatch.patch.operations.isEmpty {
+                printer.line("  from the checkpoint's state to the replayed one:")
+                printer.patch(mismatch.patch, before: nil, indent: "  ")
+            }
+            printer.line("\(matched.count) checkpoint(s) before it matched")
+        } else if refused.isEmpty {
+            let what = matched.isEmpty ? "no checkpoint to compare with" : "\(matched.count) checkpoint(s) match"
+            printer.line(style.green("verified \(latest) actions: \(what)"))
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import ArgumentParser
+import ReelJSON
+import ReelProtocol
+
+/// `reel get [PATH] [--at SEQ]`: the state or a slice, now or at a seq.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print the state or a slice of it, now or at a seq.",
+        discussion: "PATH is a JSON Pointer such as /todos/0 (default: the whole state). With --json: {\"seq\", \"value\"}."
+    )
+
+    @Argument(help: ArgumentHelp("A JSON Pointer into the state.", valueName: "path")) var path: PointerArgument?
+    @Option(name: .customLong("at"), help: ArgumentHelp("The seq to read at (default: the latest).", valueName: "seq")) var at: SeqArgument?
+    @OptionGroup var source: SourceOptions
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let read = try await store.value(at: at?.value, path: path?.pointer ?? .root)
+        if printer.isJSON {
+            printer.json(["seq": JSONValue(seq: read.seq), "value": read.value])
+        } else {
+            printer.document(read.value)
+        }
+    }
+}
+
+/// `reel diff FROM TO [PATH]`: what changed between two seqs.
+struct DiffCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "diff", abstract: "Show what changed between two seqs.",
+        discussion: "With --json: {\"patch\": [RFC 6902 operations]} turning the state at FROM into the state at TO."
+    )
+
+    @Argument(help: ArgumentHelp("The earlier seq.", valueName: "from")) var from: SeqArgument
+    @Argument(help: ArgumentHelp("The later seq.", valueName: "to")) var to: SeqArgument
+    @Argument(help: ArgumentHelp("Only under this JSON Pointer.", valueName: "path")) var path: PointerArgument?
+    @OptionGroup var source: SourceOptions
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let pointer = path?.pointer ?? .root
+        let patch = try await store.diff(from: from.value, to: to.value, path: pointer)
+        if printer.isJSON {
+            printer.json(["patch": patch.jsonValue])
+            return
+        }
+        guard !patch.operations.isEmpty else {
+            printer.line("no change between seq \(from.value) and seq \(to.value)")
+            return
+        }
+        // The state at FROM lets removals and replacements show what they took away.
+        let before = try? await store.value(at: from.value, path: .root).value
+        printer.patch(patch, before: before)
+    }
+}
+
+/// `reel replay --skip SEQ[,SEQ…] [--to SEQ] [PATH]`: what the state would be without some actions.
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay", abstract: "Show what the state would be without some actions (the log is not touched).",
+        discussion: """
+            Replays the log leaving out the skipped actions. Later actions that the reducers refuse \
+            once those are gone are reported (they change nothing). With --diff, prints how the \
+            what-if state differs from the real one instead of the state itself. With --json: \
+            {"value", "refused": [{seq, reason}]}, or {"patch"} with --diff.
+            """
+    )
+
+    @Option(name: .customLong("skip"), help: ArgumentHelp("Seqs to leave out, comma-separated.", valueName: "seq,…"))
+    var skip: String
+    @Option(name: .customLong("to"), help: ArgumentHelp("Replay up to this seq (default: the latest).", valueName: "seq")) var to: SeqArgument?
+    @Flag(name: .customLong("diff"), help: "Show the difference from the real state at the same seq.") var diff = false
+    @Argument(help: ArgumentHelp("Only this JSON Pointer.", valueName: "path")) var path: PointerArgument?
+    @OptionGroup var source: SourceOptions
+
+    func validate() throws {
+        _ = try skipped()
+    }
+
+    private func skipped() throws -> Set<UInt64> {
+        var seqs: Set<UInt64> = []
+        for part in skip.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let seq = UInt64(part.trimmingCharacters(in: .whitespaces)), seq > 0 else {
+                throw ValidationError("--skip takes seqs (positive integers) separated by commas, such as 12,15; '\(part)' is not one")
+            }
+            seqs.insert(seq)
+        }
+        return seqs
+    }
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let pointer = path?.pointer ?? .root
+        let whatIf = try await store.replay(to: to?.value, skip: try skipped(), path: pointer)
+        if diff {
+            let real = try await store.value(at: to?.value, path: pointer)
+            let patch = JSONPatch(from: real.value, to: whatIf.value).prefixed(with: pointer)
+            if printer.isJSON {
+                printer.json(["patch": patch.jsonValue, "refused": .array(whatIf.refused.map(\.jsonValue))])
+            } else if patch.operations.isEmpty {
+                printer.line("no difference: without those actions the state at seq \(real.seq) is the same")
+            } else {
+                printer.line(printer.style.bold("without seq \(skip), the state at seq \(real.seq) would differ:"))
+                printer.patch(patch, before: real.value.wrapped(at: pointer))
+            }
+        } else if printer.isJSON {
+            printer.json(RPCResult.replay(value: whatIf.value, refused: whatIf.refused.map { ($0.seq, $0.reason) }))
+        } else {
+            printer.document(whatIf.value)
+        }
+        if !printer.isJSON {
+            for refusal in whatIf.refused {
+                printer.note("seq \(refusal.seq) would be refused without the skipped actions: \(refusal.reason)")
+            }
+        }
+    }
+}
+
+extension JSONValue {
+    /// This value placed at `pointer` in an otherwise empty document, so that a patch with
+    /// absolute paths can look up what it replaces.
+    func wrapped(at pointer: JSONPointer) -> JSONValue {
+        var document = self
+        for token in pointer.tokens.reversed() {
+            document = .object([token: document])
+        }
+        return document
+    }
+}

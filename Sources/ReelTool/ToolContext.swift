@@ -1,0 +1,53 @@
+import Foundation
+import ReelConsole
+import ReelCore
+import ReelStore
+
+/// What a program hands `reel`'s commands: its name, its reducers (offline time travel and
+/// `import` fold with them, not with the stock reducer), the daemon to run for `serve`, and where
+/// output goes.
+///
+/// The stock `reel` uses the stock JSON reducer; an app built on Reel passes its own
+/// ``StoreDefinition`` to ``ReelTool/main(_:)`` and gets every command for its own state.
+public struct ToolContext: Sendable {
+    /// The program's name in help and messages: `reel`, or the app's executable.
+    public var programName: String
+    /// The process environment: `REEL_SOCKET`, `NO_COLOR`, `TERM`.
+    public var environment: [String: String]
+    /// Where results go, and where messages and progress go.
+    public var standardOutput: any TextOutputSink
+    public var standardError: any TextOutputSink
+    /// Whether the outputs are terminals (color, progress bars); tests set these.
+    public var standardOutputIsTerminal: Bool
+    public var standardErrorIsTerminal: Bool
+    /// The reducers' name and version.
+    public let reducer: ReducerIdentity
+    let openOffline: @Sendable (String) throws(ToolError) -> any StoreSource
+    let openImport: @Sendable (String, UInt64) throws(ToolError) -> any ImportTarget
+    /// Runs the daemon with the given command line (program name first); `nil` when the program
+    /// offers no `serve` command (the stock `reel`: the stock daemon is `reeld`).
+    public var serve: (@Sendable ([String]) async -> Int32)?
+    /// What the current run opened, to close when it ends.
+    var opened = OpenedSources()
+
+    /// A context for `definition`, writing to the process's standard output and error.
+    public init<State: StoreState>(
+        definition: StoreDefinition<State>, programName: String = "reel",
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.programName = programName
+        self.environment = environment
+        standardOutput = FileDescriptorSink.standardOutput
+        standardError = FileDescriptorSink.standardError
+        standardOutputIsTerminal = FileDescriptorSink.standardOutput.isTerminal
+        standardErrorIsTerminal = FileDescriptorSink.standardError.isTerminal
+        reducer = definition.identity
+        openOffline = { path throws(ToolError) in try OfflineSource(path: path, definition: definition) }
+        openImport = { path, checkpointEvery throws(ToolError) in
+            try StoreImportTarget(path: path, definition: definition, checkpointEvery: checkpointEvery)
+        }
+    }
+
+    /// The context commands run in: set by ``ReelTool/run(_:context:)`` for the command it runs.
+    @TaskLocal static var current = ToolContext(definition: .stock)
+}

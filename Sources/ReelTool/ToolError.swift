@@ -1,0 +1,49 @@
+import ReelProtocol
+import ReelStorage
+import ReelStore
+
+/// A failure of a `reel` command: one sentence for the person at the terminal, and the exit status
+/// for scripts.
+///
+/// Exit statuses (documented in `reel --help`):
+/// - 0: done; for `bisect` and `verify`, the answer is yes / everything matches;
+/// - 1: a negative answer: the condition of `bisect` never holds, `verify` found a difference;
+/// - 2: the daemon or the store refused the request (the message says why, with the protocol's code);
+/// - 64: the command line is wrong; 65: input data is not valid (bad JSON, bad NDJSON line);
+/// - 69: the daemon or the data directory cannot be reached.
+public struct ToolError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var exitStatus: Int32
+
+    public init(_ message: String, exitStatus: Int32 = ExitStatus.refused) {
+        self.message = message
+        self.exitStatus = exitStatus
+    }
+
+    public var description: String { message }
+
+    /// A store error met offline, worded like the daemon would word it.
+    init(_ error: StoreError) {
+        self.init("error \(error.code.wireCode): \(error.message)", exitStatus: error.code == .storage ? ExitStatus.unavailable : ExitStatus.refused)
+    }
+
+    init(_ error: StorageError) {
+        let status = error.code == .notFound || error.code == .io ? ExitStatus.unavailable : ExitStatus.refused
+        self.init(error.message, exitStatus: status)
+    }
+
+    /// An error answered by the daemon: its code and message.
+    init(_ error: RPCError) {
+        self.init("error \(error.code): \(error.message)", exitStatus: ExitStatus.refused)
+    }
+}
+
+/// The exit statuses of `reel`.
+public enum ExitStatus {
+    public static let success: Int32 = 0
+    public static let negative: Int32 = 1
+    public static let refused: Int32 = 2
+    public static let usage: Int32 = 64
+    public static let dataError: Int32 = 65
+    public static let unavailable: Int32 = 69
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import ReelCore
+import ReelJSON
+import ReelProtocol
+
+/// `reel dispatch TYPE [PAYLOAD]`: dispatch one action and print its seq; `reel dispatch -`
+/// dispatches NDJSON actions read from stdin.
+struct DispatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dispatch", abstract: "Dispatch an action and print its seq.",
+        discussion: """
+            PAYLOAD is JSON, such as '{"path": "/n", "value": 1}'; '-' reads it from stdin. \
+            With TYPE '-', each line of stdin is an action {"type", "payload"}: they are dispatched \
+            in order, one by one, or as one atomic batch with --batch. The seq is printed once the \
+            action is durable. With --json: {"seq"} per action, or {"seqs"} for a batch; \
+            "duplicate": true when the idempotency key had been used.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The action type, or - to read NDJSON actions from stdin.", valueName: "type")) var type: String
+    @Argument(help: ArgumentHelp("The payload as JSON, or - to read it from stdin (default: none).", valueName: "payload")) var payload: String?
+    @Option(name: .customLong("expected-seq"), help: ArgumentHelp("Accept only if the latest seq is this one.", valueName: "seq"))
+    var expectedSeq: SeqArgument?
+    @Option(name: .customLong("idempotency-key"), help: ArgumentHelp("A retry with the same key is not applied twice.", valueName: "key"))
+    var idempotencyKey: String?
+    @Flag(name: .customLong("batch"), help: "With TYPE -: dispatch all the lines as one atomic batch.") var batch = false
+    @OptionGroup var source: SourceOptions
+
+    func validate() throws {
+        if type == "-" && payload != nil { throw ValidationError("with TYPE '-' the actions come from stdin: give no PAYLOAD") }
+        if batch && type != "-" { throw ValidationError("--batch goes with TYPE '-' (actions from stdin)") }
+        if type.isEmpty { throw ValidationError("the action type is empty") }
+    }
+
+    func run() async throws {
+        let printer = source.output.printer
+        let actions = try readActions()
+        let store = try await source.open()
+        if type != "-" || batch {
+            let result = try await store.dispatch(actions, expectedSeq: expectedSeq?.value, idempotencyKey: idempotencyKey)
+            report(result.seqs, duplicate: result.duplicate, batch: batch, printer: printer)
+            return
+        }
+        // One by one, in order; the expected seq and key apply to the first, each next one expects
+        // the seq after the previous one only when the first had an expected seq.
+        var expected = expectedSeq?.value
+        for (index, action) in actions.enumerated() {
+            let key = idempotencyKey.map { "\($0)/\(index)" }
+            let result = try await store.dispatch([action], expectedSeq: expected, idempotencyKey: key)
+            report(result.seqs, duplicate: result.duplicate, batch: false, printer: printer)
+            if expected != nil { expected = result.seqs.upperBound }
+        }
+    }
+
+    private func readActions() throws(ToolError) -> [Action] {
+        guard type == "-" else {
+            let payloadValue: JSONValue
+            switch payload {
+            case nil: payloadValue = .null
+            case "-"?: payloadValue = try InputReader.json(InputReader.readAll(path: "-"), what: "the payload on stdin")
+            case let text?: payloadValue = try InputReader.json(Array(text.utf8), what: "the payload")
+            }
+            return [Action(type: type, payload: payloadValue)]
+        }
+        var actions: [Action] = []
+        try InputReader.forEachLine(path: "-") { (line, number) throws(ToolError) in
+            let json = try InputReader.json(line, what: "line \(number) of stdin")
+            guard case .string(let type)? = json["type"], !type.isEmpty else {
+                throw ToolError("line \(number) of stdin is not an action {\"type\": …, \"payload\": …}", exitStatus: ExitStatus.dataError)
+            }
+            actions.append(Action(type: type, payload: json["payload"] ?? .null))
+        }
+        guard !actions.isEmpty else { throw ToolError("no actions on stdin", exitStatus: ExitStatus.dataError) }
+        return actions
+    }
+
+    private func report(_ seqs: ClosedRange<UInt64>, duplicate: Bool, batch: Bool, printer: Printer) {
+        if printer.isJSON {
+            printer.json(RPCResult.dispatch(seqs: seqs, duplicate: duplicate, batch: batch))
+            return
+        }
+        let what = seqs.count == 1 ? "seq \(seqs.lowerBound)" : "seqs \(seqs.lowerBound)–\(seqs.upperBound)"
+        printer.line(duplicate ? "\(what) (already dispatched with this idempotency key; nothing new applied)" : what)
+    }
+}
+
+/// `reel revert SEQ`: dispatch `@revert` to that seq.
+struct RevertCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revert", abstract: "Make the state what it was at SEQ, by dispatching @revert.",
+        discussion: """
+            History is not rewritten: a new action restores the state of SEQ, so the log stays \
+            immutable and every earlier state can still be inspected. Prints the new action's seq.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The seq whose state to restore.", valueName: "seq")) var seq: SeqArgument
+    @Option(name: .customLong("expected-seq"), help: ArgumentHelp("Accept only if the latest seq is this one.", valueName: "seq"))
+    var expectedSeq: SeqArgument?
+    @OptionGroup var source: SourceOptions
+
+    func run() async throws {
+        let printer = source.output.printer
+        let store = try await source.open()
+        let action = StoreAction.revert(to: seq.value).action
+        let result = try await store.dispatch([action], expectedSeq: expectedSeq?.value, idempotencyKey: nil)
+        if printer.isJSON {
+            printer.json(RPCResult.dispatch(seq: result.seqs.lowerBound))
+        } else {
+            printer.line("seq \(result.seqs.lowerBound): the state is now what it was at seq \(seq.value)")
+        }
+    }
+}

@@ -1,0 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ReelStore
+import ReelTool
+
+/// `reel`: the client and time-travel tool for the stock daemon (`reeld`), whose state is one
+/// JSON document. See `reel --help` and docs/TIME-TRAVEL.md.
+@main
+enum Reel {
+    static func main() async {
+        exit(await ReelTool.run(CommandLine.arguments, context: ToolContext(definition: .stock)))
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+
+/// An executable of this package (`reeld`, `reel`, `reel-rpg`…), found next to the test bundle,
+/// where `swift build` puts every product.
+public enum PackageExecutable {
+    public static func url(_ name: String) throws -> URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw SpawnError("no \(name) executable near \(CommandLine.arguments[0]); build it with `swift build`")
+    }
+}
+
+/// The outcome of running a program to its end.
+public struct ProgramResult: Sendable {
+    public var status: Int32
+    public var output: String
+    public var errors: String
+}
+
+/// Runs a program of this package to its end, with `input` on its stdin, and collects its output.
+/// Output is read while the program runs, so a large output cannot fill the pipe and stall it.
+public func runProgram(
+    _ name: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+    currentDirectory: String? = nil
+) async throws -> ProgramResult {
+    let process = Process()
+    process.executableURL = try PackageExecutable.url(name)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+    let output = Pipe(), errors = Pipe(), stdin = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+    try process.run()
+    if let input {
+        try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+    }
+    async let out = readToEnd(output.fileHandleForReading)
+    async let err = readToEnd(errors.fileHandleForReading)
+    let (outData, errData) = await (out, err)
+    while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+    return ProgramResult(
+        status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+        errors: String(decoding: errData, as: UTF8.self)
+    )
+}
+
+/// Reads a pipe to its end on a thread of its own: a blocking read on one of the few threads of
+/// Swift's cooperative pool could starve the very tasks the program is waiting for.
+func readToEnd(_ handle: FileHandle) async -> Data {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: handle.readDataToEndOfFile()) }
+    }
+}
+
+/// A daemon of this package (`reeld`, or an app's `serve`) running on a temporary data directory
+/// and socket until stopped.
+public final class SpawnedDaemon: @unchecked Sendable {
+    // @unchecked: `Process` is not Sendable; tests use one daemon from one task at a time.
+    public let dataDirectory: String
+    public let socketPath: String
+    private let executable: String
+    private let arguments: [String]
+    private var process = Process()
+    private var stderrPipe = Pipe()
+
+    /// - Parameters:
+    ///   - executable: `reeld`, or an app such as `reel-rpg`.
+    ///   - prefix: Arguments before the daemon's own, such as `["serve"]` for an app.
+    ///   - extraArguments: More daemon flags, such as `--checkpoint-every 5`.
+    public init(
+        executable: String = "reeld", prefix: [String] = [], dataDirectory: String, socketPath: String, extraArguments: [String] = []
+    ) {
+        self.executable = executable
+        self.dataDirectory = dataDirectory
+        self.socketPath = socketPath
+        arguments = prefix + ["--data-dir", dataDirectory, "--socket", socketPath, "--log-level", "warning"] + extraArguments
+    }
+
+    /// Starts the daemon and waits until its socket accepts connections.
+    public func start() async throws {
+        process = Process()
+        stderrPipe = Pipe()
+        process.executableURL = try PackageExecutable.url(executable)
+        process.arguments = arguments
+        process.standardError = stderrPipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<500 {
+            if !process.isRunning { throw SpawnError("\(executable) exited at start: \(stderr)") }
+            if Self.accepts(socketPath) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw SpawnError("\(executable) did not open \(socketPath) within 10 s")
+    }
+
+    /// Sends a signal and waits for the process to end; returns its exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM) async throws -> Int32 {
+        kill(process.processIdentifier, signal)
+        for _ in 0..<1_000 where process.isRunning {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard !process.isRunning else { throw SpawnError("\(executable) did not stop after signal \(signal)") }
+        return process.terminationStatus
+    }
+
+    /// The daemon's pid (0 before `start`).
+    public var processIdentifier: Int32 { process.isRunning ? process.processIdentifier : 0 }
+
+    public var stderr: String {
+        String(decoding: stderrPipe.fileHandleForReading.availableData, as: UTF8.self)
+    }
+
+    /// Whether something accepts connections on the socket.
+    static func accepts(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+            buffer[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+public struct SpawnError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A program of this package running in the background, its output collected as it comes, for
+/// commands that follow changes (`watch`, `log --follow`): a test waits until the program has
+/// printed its start, then makes the changes it should see.
+public final class RunningProgram: @unchecked Sendable {
+    // @unchecked: `Process` and `Pipe` are not Sendable; the output buffer is behind a lock.
+    private let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let collected = NSLock()
+    private var text = ""
+    private var reader: Task<Void, Never>?
+
+    public init(_ name: String, _ arguments: [String]) throws {
+        process.executableURL = try PackageExecutable.url(name)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let handle = output.fileHandleForReading
+        let lock = collected
+        // A thread of its own, not a task: see `readToEnd`.
+        reader = Task {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread.detachNewThread { [weak self] in
+                    while true {
+                        let data = handle.availableData
+                        if data.isEmpty { break }
+                        lock.withLock { self?.text += String(decoding: data, as: UTF8.self) }
+                    }
+                    done.resume()
+                }
+            }
+        }
+    }
+
+    /// What the program printed so far.
+    public var printed: String {
+        collected.withLock { text }
+    }
+
+    /// Waits until the program has printed at least `count` lines.
+    public func waitForLines(_ count: Int, timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while printed.filter({ $0 == "\n" }).count < count {
+            guard ContinuousClock.now < deadline else {
+                throw SpawnError("waited \(timeout) for \(count) line(s) of output; got: \(printed)")
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Waits for the program to end (killing it after `timeout`) and returns what it printed.
+    public func finish(timeout: Duration = .seconds(20)) async throws -> ProgramResult {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline {
+                kill(process.processIdentifier, SIGKILL)
+                throw SpawnError("still running after \(timeout); printed: \(printed)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await reader?.value
+        let stderr = String(decoding: await readToEnd(errors.fileHandleForReading), as: UTF8.self)
+        return ProgramResult(status: process.terminationStatus, output: printed, errors: stderr)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}

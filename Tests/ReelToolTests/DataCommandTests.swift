@@ -1,0 +1,83 @@
+import Foundation
+import ReelJSON
+import ReelTestSupport
+import Testing
+
+/// `export`, `import` and `backup`: a log leaves and comes back whole; copies are owner-only.
+@Suite struct DataCommandTests {
+    @Test(arguments: Access.allCases) func exportThenImportRebuildsTheSameStore(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let export = await story.run(access, ["export"])
+        #expect(export.status == 0, "\(export.errors)")
+        let lines = export.output.split(separator: "\n")
+        #expect(lines.count == 8)
+        #expect(try JSONValue(parsing: String(lines[0]))["type"] == "set")
+        let file = story.directory.sub("export.ndjson")
+        try export.output.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let target = story.directory.sub("imported")
+        let imported = await Tool.run(["import", file, "--data-dir", target, "--checkpoint-every", "3"])
+        #expect(imported.output == "imported 8 actions into \(target) (3 checkpoint(s))\n", "\(imported.errors)")
+        // The same history: same actions (seq, time, peer), same states, verified.
+        #expect(await Tool.run(["export", "--data-dir", target]).output == export.output)
+        #expect(await Tool.run(["get", "--data-dir", target]).output == (await story.run(access, ["get"])).output)
+        #expect(await Tool.run(["verify", "--data-dir", target]).output == "verified 8 actions: 3 checkpoint(s) match\n")
+
+        let again = await Tool.run(["import", file, "--data-dir", target])
+        #expect(again.status == 2)
+        #expect(again.errors.contains("already holds 8 actions"), "\(again.errors)")
+        let partial = await story.run(access, ["export", "--from", "3", "--to", "4"])
+        #expect(partial.output.split(separator: "\n").count == 2)
+    }
+
+    @Test func importRefusesBadInputAndLeavesNothingBehind() async throws {
+        let directory = try TemporaryDirectory()
+        let gap = directory.sub("gap.ndjson")
+        try """
+            {"seq":1,"type":"set","payload":{"path":"/n","value":1},"time":"2026-11-21T10:00:00.000000000Z","peer":{"uid":1,"gid":1,"pid":1}}
+            {"seq":3,"type":"set","payload":{"path":"/n","value":3},"time":"2026-11-21T10:00:01.000000000Z","peer":{"uid":1,"gid":1,"pid":1}}
+            """.write(toFile: gap, atomically: true, encoding: .utf8)
+        let run = await Tool.run(["import", gap, "--data-dir", directory.sub("new")])
+        #expect(run.status == 2)
+        #expect(run.errors.contains("seq 3 follows seq 1"), "\(run.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.sub("new")))
+
+        let garbage = directory.sub("garbage.ndjson")
+        try "{not json\n".write(toFile: garbage, atomically: true, encoding: .utf8)
+        let bad = await Tool.run(["import", garbage, "--data-dir", directory.sub("new")])
+        #expect(bad.status == 65)
+        #expect(bad.errors.contains("line 1 of \(garbage) is not valid JSON"), "\(bad.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.sub("new")))
+
+        let occupied = directory.sub("occupied")
+        try FileManager.default.createDirectory(atPath: occupied, withIntermediateDirectories: true)
+        try "x".write(toFile: occupied + "/notes.txt", atomically: true, encoding: .utf8)
+        let refused = await Tool.run(["import", gap, "--data-dir", occupied])
+        #expect(refused.status == 2)
+        #expect(refused.errors.contains("is not empty"))
+        #expect(FileManager.default.fileExists(atPath: occupied + "/notes.txt"))
+    }
+
+    @Test(arguments: Access.allCases) func backupIsAConsistentOwnerOnlyCopy(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let destination = story.directory.sub("backup-\(access.rawValue)")
+        let run = await story.run(access, ["backup", destination])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.hasPrefix("backup of seq 8 written to \(destination) ("), "\(run.output)")
+        let json = await story.run(access, ["backup", destination + "-2", "--json"])
+        let outcome = try #require(try json.jsonLines.first)
+        #expect(outcome["seq"] == 8)
+        #expect((outcome["bytes"]?.intValue ?? 0) > 0)
+
+        let attributes = try FileManager.default.attributesOfItem(atPath: destination)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        let file = try FileManager.default.attributesOfItem(atPath: destination + "/data.mdb")
+        #expect((file[.posixPermissions] as? Int) == 0o600)
+        #expect(await Tool.run(["get", "--data-dir", destination]).output == (await story.run(.live, ["get"])).output)
+        #expect(await Tool.run(["verify", "--data-dir", destination]).status == 0)
+
+        let again = await story.run(access, ["backup", destination])
+        #expect(again.status == 2)
+        #expect(again.errors.contains("is not empty"), "\(again.errors)")
+    }
+}

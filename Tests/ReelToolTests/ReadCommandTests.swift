@@ -1,0 +1,147 @@
+import Foundation
+import ReelJSON
+import ReelTestSupport
+import Testing
+
+/// `get`, `log`, `show`, `diff`, `replay`, `stats`, `checkpoints` through the real parser, live
+/// against a real daemon and offline on its data directory while it runs; outputs checked.
+@Suite struct ReadCommandTests {
+    @Test(arguments: Access.allCases) func getPrintsTheStateAndSlicesAtAnySeq(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let whole = await story.run(access, ["get"])
+        #expect(whole.status == 0, "\(whole.errors)")
+        #expect(whole.output == """
+            {
+              "character": {
+                "hp": -4,
+                "name": "Hero"
+              }
+            }
+
+            """)
+        let slice = await story.run(access, ["get", "/character/hp", "--at", "3", "--json"])
+        #expect(try slice.jsonLines == [["seq": 3, "value": 6]])
+        let initial = await story.run(access, ["get", "--at", "0", "--json"])
+        #expect(try initial.jsonLines == [["seq": 0, "value": [:]]])
+        let missing = await story.run(access, ["get", "/character/mp"])
+        #expect(missing.status == 2)
+        #expect(missing.errors.contains("error 1005"), "\(missing.errors)")
+        let beyond = await story.run(access, ["get", "--at", "99"])
+        #expect(beyond.status == 2)
+        #expect(beyond.errors.contains("error 1006"), "\(beyond.errors)")
+    }
+
+    @Test(arguments: Access.allCases) func logListsActionsAsATableOrJSONLines(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let table = await story.run(access, ["log", "--from", "2", "--limit", "3"])
+        #expect(table.status == 0, "\(table.errors)")
+        #expect(table.lines.count == 4)
+        let header = try #require(table.lines.first)
+        #expect(header.split(separator: " ", omittingEmptySubsequences: true) == ["SEQ", "TIME", "TYPE", "PEER", "PAYLOAD"])
+        // Columns line up: every TYPE cell starts where the header's does.
+        let typeColumn = try #require(header.range(of: "TYPE")).lowerBound.utf16Offset(in: header)
+        for (line, seq) in zip(table.lines.dropFirst(), 2...4) {
+            #expect(line.hasPrefix("  \(seq)  20"), "\(line)")
+            #expect(line.dropFirst(typeColumn).hasPrefix("increment"), "\(line)")
+            #expect(line.hasSuffix(#"{"by":-2,"path":"/character/hp"}"#))
+        }
+        let json = await story.run(access, ["log", "--type", "set", "--json"])
+        let actions = try json.jsonLines
+        #expect(actions.count == 1)
+        #expect(actions.first?["seq"] == 1)
+        #expect(actions.first?["type"] == "set")
+        #expect(actions.first?["peer"]?["uid"] == .int(Int64(getuid())))
+        let all = await story.run(access, ["log", "--json"])
+        #expect(try all.jsonLines.map { $0["seq"] } == (1...8).map { .int($0) })
+    }
+
+    @Test(arguments: Access.allCases) func showPrintsOneActionAndItsChanges(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let human = await story.run(access, ["show", "6"])
+        #expect(human.status == 0, "\(human.errors)")
+        #expect(human.lines.count == 4)
+        #expect(human.lines[0].hasPrefix("seq 6  20"))
+        #expect(human.lines[0].contains("  increment  uid \(getuid()) pid "))
+        #expect(Array(human.lines.dropFirst()) == [
+            #"payload: {"by":-2,"path":"/character/hp"}"#,
+            "changes:",
+            "  ~ /character/hp  2 → 0",
+        ])
+        let json = try #require(try await story.run(access, ["show", "1", "--json"]).jsonLines.first)
+        #expect(json["action"]?["type"] == "set")
+        #expect(json["patch"] == [["op": "add", "path": "/character", "value": ["hp": 10, "name": "Hero"]]])
+        let beyond = await story.run(access, ["show", "9"])
+        #expect(beyond.status == 2)
+        #expect(beyond.errors.contains("error 1006"), "\(beyond.errors)")
+    }
+
+    @Test(arguments: Access.allCases) func diffShowsWhatChangedBetweenTwoSeqs(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let human = await story.run(access, ["diff", "1", "8"])
+        #expect(human.output == "~ /character/hp  10 → -4\n", "\(human.errors)")
+        let fromStart = await story.run(access, ["diff", "0", "2", "/character", "--json"])
+        #expect(try fromStart.jsonLines == [["patch": [["op": "add", "path": "/character", "value": ["hp": 8, "name": "Hero"]]]]])
+        let none = await story.run(access, ["diff", "3", "3"])
+        #expect(none.output == "no change between seq 3 and seq 3\n")
+    }
+
+    @Test(arguments: Access.allCases) func replayShowsTheStateWithoutSomeActions(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let value = await story.run(access, ["replay", "--skip", "2,3", "/character/hp"])
+        #expect(value.output == "0\n", "\(value.errors)")
+        let earlier = await story.run(access, ["replay", "--skip", "8", "--to", "8", "/character/hp", "--json"])
+        #expect(try earlier.jsonLines == [["value": -2]])
+        let diff = await story.run(access, ["replay", "--skip", "2", "--diff"])
+        #expect(diff.output == "without seq 2, the state at seq 8 would differ:\n~ /character/hp  -4 → -2\n", "\(diff.errors)")
+        let bad = await story.run(access, ["replay", "--skip", "two"])
+        #expect(bad.status == 64)
+        #expect(bad.errors.contains("--skip takes seqs"), "\(bad.errors)")
+    }
+
+    @Test(arguments: Access.allCases) func statsAndCheckpointsPrintTables(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let stats = await story.run(access, ["stats"])
+        #expect(stats.status == 0, "\(stats.errors)")
+        #expect(stats.lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["FIGURE", "VALUE"])
+        #expect(stats.lines.contains { $0.hasPrefix("seq ") && $0.hasSuffix(" 8") }, "\(stats.output)")
+        let json = try #require(try await story.run(access, ["stats", "--json"]).jsonLines.first)
+        #expect(json["seq"] == 8)
+        let checkpoints = await story.run(access, ["checkpoints", "--json"])
+        let list = try checkpoints.jsonLines
+        #expect(list.map { $0["seq"] } == [5])
+        #expect(list.first?["reducer"] == ["name": "reel.json", "version": "1"])
+        #expect(list.first?["hash"]?.stringValue?.count == 64)
+    }
+
+    @Test func colorOnlyOnATerminalAndNeverWithNoColor() async throws {
+        let story = try await StoryDaemon.started()
+        let colored = await Tool.run(story.live + ["diff", "1", "8"], terminal: true)
+        #expect(colored.output.contains("\u{1B}["), "\(colored.output)")
+        let noColor = await Tool.run(story.live + ["diff", "1", "8"], terminal: true, environment: ["NO_COLOR": "1"])
+        #expect(noColor.output == "~ /character/hp  10 → -4\n")
+        let forced = await Tool.run(story.live + ["diff", "1", "8", "--color", "always"], terminal: false)
+        #expect(forced.output.contains("\u{1B}["))
+        let never = await Tool.run(story.live + ["diff", "1", "8", "--color", "never"], terminal: true)
+        #expect(!never.output.contains("\u{1B}["))
+    }
+
+    @Test func optionsBeforeTheCommandWorkToo() async throws {
+        let story = try await StoryDaemon.started()
+        let run = await Tool.run(["--socket", story.daemon.socketPath, "--json", "get", "/character/hp"])
+        #expect(try run.jsonLines == [["seq": 8, "value": -4]])
+        let both = await Tool.run(["get", "--socket", "x", "--data-dir", "y"])
+        #expect(both.status == 64)
+        #expect(both.errors.contains("exclude each other"))
+    }
+
+    @Test func noDaemonIsAClearErrorWithItsOwnStatus() async throws {
+        let directory = try TemporaryDirectory()
+        let run = await Tool.run(["get", "--socket", directory.sub("nothing.sock")])
+        #expect(run.status == 69)
+        #expect(run.errors.hasPrefix("reel: cannot reach a daemon at \(directory.sub("nothing.sock"))"), "\(run.errors)")
+        let offline = await Tool.run(["get", "--data-dir", directory.sub("nothing")])
+        #expect(offline.status == 69)
+        #expect(offline.errors.contains("no data directory"), "\(offline.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.sub("nothing")))
+    }
+}

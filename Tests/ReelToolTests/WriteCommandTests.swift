@@ -1,0 +1,108 @@
+import Foundation
+import ReelJSON
+import ReelTestSupport
+import Testing
+
+/// `dispatch`, `revert`, `watch` and `log --follow` against a real daemon; their offline refusals.
+@Suite struct WriteCommandTests {
+    @Test func dispatchPrintsTheSeqOnceDurable() async throws {
+        let story = try await StoryDaemon.started(seed: false)
+        let first = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/n","value":1}"#])
+        #expect(first.output == "seq 1\n", "\(first.errors)")
+        let json = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/n"}"#, "--json"])
+        #expect(try json.jsonLines == [["seq": 2]])
+        let state = await Tool.run(story.offline + ["get", "/n"])
+        #expect(state.output == "2\n")
+    }
+
+    @Test func dispatchRefusalsCarryTheDaemonsCodeAndMessage() async throws {
+        let story = try await StoryDaemon.started(seed: false)
+        let stale = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/n","value":1}"#, "--expected-seq", "5"])
+        #expect(stale.status == 2)
+        #expect(stale.errors.hasPrefix("reel: error 1003:"), "\(stale.errors)")
+        let unknown = await Tool.run(story.live + ["dispatch", "frobnicate"])
+        #expect(unknown.status == 2)
+        #expect(unknown.errors.hasPrefix("reel: error 1002:"), "\(unknown.errors)")
+        let rejected = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/missing/n"}"#])
+        #expect(rejected.status == 2)
+        #expect(rejected.errors.hasPrefix("reel: error 1001:"), "\(rejected.errors)")
+        let badJSON = await Tool.run(story.live + ["dispatch", "set", #"{"path":"#])
+        #expect(badJSON.status == 65)
+        #expect(badJSON.errors.contains("the payload is not valid JSON"), "\(badJSON.errors)")
+        let log = await Tool.run(story.live + ["log", "--json"])
+        #expect(log.output.isEmpty, "refused dispatches logged nothing")
+    }
+
+    @Test func anIdempotencyKeyMakesARetryHarmless() async throws {
+        let story = try await StoryDaemon.started(seed: false)
+        let arguments = story.live + ["dispatch", "increment", #"{"path":"/n"}"#, "--idempotency-key", "k1"]
+        _ = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/n","value":0}"#])
+        #expect(await Tool.run(arguments).output == "seq 2\n")
+        let retry = await Tool.run(arguments)
+        #expect(retry.output == "seq 2 (already dispatched with this idempotency key; nothing new applied)\n")
+        let json = await Tool.run(arguments + ["--json"])
+        #expect(try json.jsonLines == [["seq": 2, "duplicate": true]])
+        #expect(await Tool.run(story.live + ["get", "/n"]).output == "1\n")
+    }
+
+    @Test func writingOfflineIsRefused() async throws {
+        let story = try await StoryDaemon.started()
+        for arguments in [["dispatch", "set", #"{"path":"/n","value":1}"#], ["revert", "3"]] {
+            let run = await Tool.run(story.offline + arguments)
+            #expect(run.status == 64)
+            #expect(run.errors.contains("dispatching needs a running daemon"), "\(run.errors)")
+        }
+    }
+
+    @Test func revertRestoresAnEarlierStateWithoutRewritingHistory() async throws {
+        let story = try await StoryDaemon.started()
+        let revert = await Tool.run(story.live + ["revert", "3"])
+        #expect(revert.output == "seq 9: the state is now what it was at seq 3\n", "\(revert.errors)")
+        #expect(await Tool.run(story.live + ["get", "/character/hp"]).output == "6\n")
+        let log = try await Tool.run(story.offline + ["log", "--from", "9", "--json"]).jsonLines
+        #expect(log.map { $0["type"] } == ["@revert"])
+        #expect(log.first?["payload"] == ["to": 3])
+        // History is intact: the state at 8 is still there.
+        #expect(await Tool.run(story.offline + ["get", "/character/hp", "--at", "8"]).output == "-4\n")
+    }
+
+    @Test(arguments: Access.allCases) func watchFollowsChangesInEveryMode(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        // Separate processes, as people run them (one process opens a data directory once).
+        let place = story.arguments(access)
+        let values = try RunningProgram("reel", ["watch", "/character/hp", "--json", "--count", "2"] + place)
+        let patches = try RunningProgram("reel", ["watch", "/character", "--mode", "patch", "--json", "--count", "2"] + place)
+        let actions = try RunningProgram("reel", ["watch", "--mode", "actions", "--since", "6", "--json", "--count", "2"] + place)
+        for watcher in [values, patches, actions] { try await watcher.waitForLines(1) }
+        try await actions.waitForLines(2)  // what it missed since seq 6 comes first
+        for _ in 0..<2 {
+            let hit = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/character/hp","by":-1}"#])
+            try #require(hit.status == 0)
+            // Offline watches poll every 200 ms: let each see this change on its own.
+            try await values.waitForLines(hit.output == "seq 9\n" ? 2 : 3)
+            try await patches.waitForLines(hit.output == "seq 9\n" ? 2 : 3)
+        }
+        let valueLines = try await values.finish().jsonLines
+        #expect(valueLines == [["seq": 8, "value": -4], ["seq": 9, "value": -5], ["seq": 10, "value": -6]])
+        let patchLines = try await patches.finish().jsonLines
+        #expect(patchLines.first == ["seq": 8, "value": ["hp": -4, "name": "Hero"]])
+        #expect(patchLines.dropFirst().map { $0["patch"] } == [
+            [["op": "replace", "path": "/hp", "value": -5]], [["op": "replace", "path": "/hp", "value": -6]],
+        ])
+        let actionLines = try await actions.finish().jsonLines
+        #expect(actionLines.first == ["seq": 6])
+        let seqs = actionLines.dropFirst().flatMap { $0["actions"]?.arrayValue ?? [] }.map { $0["seq"] }
+        #expect(seqs == [7, 8, 9], "\(actionLines)")
+    }
+
+    @Test func logFollowPrintsNewActionsAsTheyCome() async throws {
+        let story = try await StoryDaemon.started()
+        async let follow = Tool.run(story.live + ["log", "--from", "7", "--follow", "--limit", "4", "--json"])
+        try await Task.sleep(for: .milliseconds(500))
+        for _ in 0..<2 {
+            _ = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/character/hp","by":-1}"#])
+        }
+        let lines = try await follow.jsonLines
+        #expect(lines.map { $0["seq"] } == [7, 8, 9, 10])
+    }
+}
