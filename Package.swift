@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "reel-bench",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelServer", "ReelProtocol",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelServer", "ReelProtocol", "ReelTool", "ReelConsole",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -173,7 +173,8 @@ let package = Package(
         .testTarget(
             name: "ReelClientTests",
             dependencies: [
-                "ReelClient", "reeld", "ReelServer", "ReelStore", "ReelProtocol", "ReelCore", "ReelJSON", "ReelTestSupport",
+                "ReelClient", "reeld", "reel-rpg", "ReelExamples", "ReelServer", "ReelStore", "ReelProtocol", "ReelCore", "ReelJSON",
+                "ReelTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

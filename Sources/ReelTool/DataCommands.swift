@@ -193,6 +193,10 @@ struct CheckpointsCommand: AsyncParsableCommand {
             for checkpoint in list { printer.json(checkpoint.jsonValue) }
             return
         }
+        guard !list.isEmpty else {
+            printer.line("no checkpoints yet: one is written every --checkpoint-every actions and at shutdown")
+            return
+        }
         let rows = list.map { [String($0.seq), $0.time.rfc3339Seconds, $0.reducer.description, String($0.hash.prefix(16))] }
         printer.table(["SEQ", "TIME", "REDUCER", "HASH"], rows: rows, rightAligned: [0])
     }

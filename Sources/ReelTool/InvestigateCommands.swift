@@ -14,12 +14,14 @@ struct BisectCommand: AsyncParsableCommand {
             nothing at the pointer, is false. See docs/TIME-TRAVEL.md.
             Like git bisect, the search assumes that once the condition holds it keeps holding; \
             it evaluates O(log n) states, loading checkpoints rather than replaying where it can. \
-            Exits 1 when the condition does not hold at the latest seq. With --json: \
-            {"seq": first seq or null, "latest", "probes"}.
+            With --to SEQ, searches up to SEQ (for a condition that stopped holding later, after a \
+            fix or a revert). Exits 1 when the condition does not hold at the last seq searched. \
+            With --json: {"seq": first seq or null, "latest": the last seq searched, "probes"}.
             """
     )
 
     @Argument(help: ArgumentHelp("The condition, such as '/character/hp <= 0'.", valueName: "expr")) var expression: String
+    @Option(name: .customLong("to"), help: ArgumentHelp("Search up to this seq (default: the latest).", valueName: "seq")) var to: SeqArgument?
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
@@ -40,7 +42,7 @@ struct BisectCommand: AsyncParsableCommand {
         }
         let store = try await source.open()
         let progress = printer.progress("bisecting", total: 0)
-        let answer = try await store.bisect(condition) { done, estimate in progress.update(UInt64(done), total: UInt64(estimate)) }
+        let answer = try await store.bisect(condition, through: to?.value) { done, estimate in progress.update(UInt64(done), total: UInt64(estimate)) }
         progress.finish()
         if printer.isJSON {
             printer.json(["seq": answer.seq.map { JSONValue(seq: $0) } ?? .null, "latest": JSONValue(seq: answer.latest), "probes": .int(Int64(answer.probes))])
@@ -57,7 +59,8 @@ struct BisectCommand: AsyncParsableCommand {
             }
             printer.note("\(answer.probes) states evaluated over \(answer.latest) actions")
         } else {
-            printer.line("\(condition) does not hold at the latest seq (\(answer.latest))")
+            let place = to == nil ? "the latest seq (\(answer.latest))" : "seq \(answer.latest)"
+            printer.line("\(condition) does not hold at \(place)")
         }
         if answer.seq == nil { throw ExitCode(ExitStatus.negative) }
     }

@@ -92,8 +92,12 @@ struct LiveSource: StoreSource {
 
     /// Binary search with one `get` per probe: the daemon rebuilds each probed state from its
     /// nearest checkpoint, and only the slice under the condition's pointer crosses the socket.
-    func bisect(_ condition: JSONCondition, progress: @escaping @Sendable (Int, Int) -> Void) async throws(ToolError) -> BisectAnswer {
-        let latest = try await latestSeq()
+    func bisect(
+        _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(ToolError) -> BisectAnswer {
+        let newest = try await latestSeq()
+        let latest = through ?? newest
+        guard latest <= newest else { throw ToolError("error 1006: seq \(latest) is beyond the latest seq \(newest)") }
         var probes = 0
         let estimate = latest <= 1 ? 2 : Int.bitWidth - (latest - 1).leadingZeroBitCount + 2
         func holds(at seq: UInt64) async throws(ToolError) -> Bool {

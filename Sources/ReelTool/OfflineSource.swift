@@ -96,9 +96,11 @@ struct OfflineSource<State: StoreState>: StoreSource {
         }
     }
 
-    func bisect(_ condition: JSONCondition, progress: @escaping @Sendable (Int, Int) -> Void) async throws(ToolError) -> BisectAnswer {
+    func bisect(
+        _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(ToolError) -> BisectAnswer {
         try run { () throws(StoreError) in
-            let result = try timeline.bisect(progress: progress) { condition.holds(in: $0) }
+            let result = try timeline.bisect(through: through, progress: progress) { condition.holds(in: $0) }
             return BisectAnswer(seq: result.seq, latest: result.through, probes: result.probes)
         }
     }

@@ -21,8 +21,11 @@ protocol StoreSource: Sendable {
     func checkpoints() async throws(ToolError) -> [CheckpointInfo]
     /// Verifies one segment: `from` is 0 or a checkpoint verified before.
     func verify(from: UInt64, through: UInt64) async throws(ToolError) -> VerifyOutcome
-    /// The first seq at which `condition` holds, in O(log n) state computations.
-    func bisect(_ condition: JSONCondition, progress: @escaping @Sendable (Int, Int) -> Void) async throws(ToolError) -> BisectAnswer
+    /// The first seq at which `condition` holds, up to `through` (the latest when `nil`), in
+    /// O(log n) state computations.
+    func bisect(
+        _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(ToolError) -> BisectAnswer
     func stats() async throws(ToolError) -> JSONValue
     func backup(to path: String) async throws(ToolError) -> BackupOutcome
 
@@ -54,6 +57,7 @@ final class OpenedSources: Sendable {
 struct BisectAnswer: Sendable {
     /// The first seq at which the condition holds; `nil` when it does not hold at the latest seq.
     var seq: UInt64?
+    /// The last seq searched.
     var latest: UInt64
     /// States the condition was evaluated on.
     var probes: Int

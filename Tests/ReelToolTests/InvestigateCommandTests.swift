@@ -30,6 +30,13 @@ import Testing
         #expect(never.output == "/character/hp < -100 does not hold at the latest seq (8)\n")
         let json = try #require(try await story.run(access, ["bisect", #"/character/name == "Villain""#, "--json"]).jsonLines.first)
         #expect(json["seq"] == .null)
+        // Bounded: a condition that holds later does not hold up to seq 5.
+        let bounded = await story.run(access, ["bisect", "/character/hp <= 0", "--to", "5"])
+        #expect(bounded.status == 1)
+        #expect(bounded.output == "/character/hp <= 0 does not hold at seq 5\n")
+        let within = try #require(try await story.run(access, ["bisect", "/character/hp <= 4", "--to", "6", "--json"]).jsonLines.first)
+        #expect(within["seq"] == 4)
+        #expect(within["latest"] == 6)
     }
 
     @Test func aBadExpressionIsAUsageErrorThatPointsAtTheMistake() async throws {

@@ -13,9 +13,19 @@ import ReelStore
 struct ReelBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reel-bench",
-        abstract: "Measure durable appends, replay speed and state-at-seq latency.",
-        discussion: "Build with -c release: swift run -c release reel-bench"
+        abstract: "Measure durable appends, replay speed, state-at-seq latency and `reel` time travel.",
+        discussion: """
+            Build with -c release: swift run -c release reel-bench
+            One section only: swift run -c release reel-bench --only time-travel
+            """
     )
+
+    /// The groups of figures, so that one can be produced without waiting for the others.
+    enum Section: String, CaseIterable, ExpressibleByArgument {
+        case appends
+        case replay
+        case timeTravel = "time-travel"
+    }
 
     @Option(help: "Where to put the temporary data directories (removed afterwards).")
     var workDirectory: String = FileManager.default.temporaryDirectory.path
@@ -35,9 +45,33 @@ struct ReelBench: AsyncParsableCommand {
     @Flag(help: "Skip the durable-append figures (they are bound by the disk's fsync).")
     var skipAppends = false
 
+    @Option(help: "Run only this section: appends, replay or time-travel.")
+    var only: Section?
+
+    @Option(help: "Actions in the log that `reel bisect` and `reel get --at` run on.")
+    var timeTravelSize: Int = 100_000
+
+    @Option(help: "Runs of `reel bisect`, offline and live.")
+    var bisectRuns: Int = 20
+
+    @Option(help: "Random seqs read with `reel get --at`, offline and live.")
+    var getAtSamples: Int = 200
+
+    @Flag(help: "Keep the time-travel data directory and print its path, to time the `reel` executable on it.")
+    var keepTimeTravelLog = false
+
+    func validate() throws {
+        if only == .appends && skipAppends {
+            throw ValidationError("--only appends and --skip-appends leave nothing to run")
+        }
+        guard !runs(.timeTravel) || timeTravelSize >= 100 else {
+            throw ValidationError("--time-travel-size must be at least 100, for the character to fall inside the log")
+        }
+    }
+
     func run() async throws {
         printHeader()
-        if !skipAppends {
+        if runs(.appends) {
             for perCommit in [1, 64, 1024] {
                 try durableAppends(perCommit: perCommit)
             }
@@ -46,11 +80,25 @@ struct ReelBench: AsyncParsableCommand {
                 try await socketDispatch(clients: clients, perClient: clients == 1 ? 500 : 100)
             }
         }
-        try await replayAndStateAtSeq()
+        if runs(.replay) {
+            try await replayAndStateAtSeq()
+        }
+        if runs(.timeTravel) {
+            try await timeTravel()
+        }
+    }
+
+    /// Every section by default; `--skip-appends` leaves out the slow, disk-bound one.
+    private func runs(_ section: Section) -> Bool {
+        if let only { return section == only }
+        return section != .appends || !skipAppends
     }
 
     func printHeader() {
-        print("reel-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, log of \(logSize) actions, checkpoint every \(checkpointEvery)")
+        var header = "reel-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, checkpoint every \(checkpointEvery)"
+        if runs(.replay) { header += ", log of \(logSize) actions" }
+        if runs(.timeTravel) { header += ", time travel on \(timeTravelSize) actions" }
+        print(header)
     }
 
     func scratch(_ name: String) throws -> String {
