@@ -12,7 +12,7 @@ import Testing
     @Test(.timeLimit(.minutes(2)))
     func everySubscriptionResumesAcrossARestartWithNoGapAndNoDuplicate() async throws {
         let dir = try TemporaryDirectory("reel-client-restart")
-        let first = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await first.start()
         let client = try await ReelClient.connect(socketPath: first.socketPath, configuration: .forTests)
         let counter = try JSONPointer("/n")
@@ -59,7 +59,7 @@ import Testing
         for _ in 0..<30 { try await dispatch(Stock.increment()) }
 
         #expect(try await first.stop(signal: SIGTERM) == 0)
-        let second = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let second = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await second.start()
 
         // Another client changes the state too, possibly before this one is back: the resumed
@@ -93,7 +93,7 @@ import Testing
     @Test(.timeLimit(.minutes(2)))
     func keyedDispatchesInFlightDuringARestartAreAppliedExactlyOnce() async throws {
         let dir = try TemporaryDirectory("reel-client-restart")
-        let first = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await first.start()
         let client = try await ReelClient.connect(socketPath: first.socketPath, configuration: .forTests)
         try await client.dispatch(Stock.set("/n", 0))
@@ -123,7 +123,7 @@ import Testing
             if count == writers * each / 4 { break }
         }
         #expect(try await first.stop(signal: SIGTERM) == 0)
-        let second = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let second = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await second.start()
 
         _ = try await withDeadline(.seconds(60), "every dispatch to be answered") { try await outcome.value }
@@ -136,7 +136,7 @@ import Testing
     @Test(.timeLimit(.minutes(2)))
     func requestsMadeWhileTheDaemonIsDownWaitForItsReturn() async throws {
         let dir = try TemporaryDirectory("reel-client-restart")
-        let first = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await first.start()
         let client = try await ReelClient.connect(socketPath: first.socketPath, configuration: .forTests)
         try await client.dispatch(Stock.set("/n", 7))
@@ -144,7 +144,7 @@ import Testing
 
         // Made while nothing listens: the read waits for the next daemon rather than failing.
         let read = Task { try await client.get(try JSONPointer("/n")) }
-        let second = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let second = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await second.start()
         let snapshot = try await withDeadline(.seconds(30), "the read") { try await read.value }
         #expect(snapshot == Snapshot(seq: 1, value: 7))
