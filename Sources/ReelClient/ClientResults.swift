@@ -111,21 +111,9 @@ public struct ReplayResult: Sendable, Equatable {
     }
 }
 
-/// An action a what-if replay left out because the reducer refused it.
-public struct RefusedAction: Sendable, Equatable {
-    /// The action's seq.
-    public var seq: UInt64
-    /// The reducer's reason.
-    public var reason: String
-
-    /// - Parameters:
-    ///   - seq: The action's seq.
-    ///   - reason: The reducer's reason.
-    public init(seq: UInt64, reason: String) {
-        self.seq = seq
-        self.reason = reason
-    }
-}
+/// An action a what-if replay left out because the reducer refused it: its seq and the reducer's
+/// reason (the protocol module's type, shared with the maintenance results).
+public typealias RefusedAction = SeqReason
 
 /// Whether a request may be sent again when the connection drops before its answer arrives.
 public enum ResendPolicy: Sendable {

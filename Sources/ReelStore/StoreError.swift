@@ -68,4 +68,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     init(_ error: StorageError) {
         self.init(.storage, error.message, underlying: error)
     }
+
+    /// The error of a walk over the log whose body throws untyped: a store error as it is, a
+    /// storage error wrapped, anything else as a storage failure of `what`.
+    static func walking(_ error: any Error, _ what: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? StorageError { return StoreError(error) }
+        return StoreError(.storage, "\(what) failed: \(error)")
+    }
 }

@@ -106,12 +106,8 @@ extension Timeline {
                 nextCheckpoint += 1
                 return true
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as StorageError {
-            throw StoreError(error)
         } catch {
-            throw StoreError(.storage, "verification failed: \(error)")
+            throw StoreError.walking(error, "verification")
         }
         if let failure { throw failure }
         return report

@@ -80,12 +80,8 @@ public struct Timeline<State: StoreState>: Sendable {
                 replayed += 1
                 return true
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as StorageError {
-            throw StoreError(error)
         } catch {
-            throw StoreError(.storage, "replay failed: \(error)")
+            throw StoreError.walking(error, "replay")
         }
         result.state = state
         result.replayed += replayed

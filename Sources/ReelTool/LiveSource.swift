@@ -61,7 +61,7 @@ struct LiveSource: StoreSource {
     func replay(to: UInt64?, skip: Set<UInt64>, path: JSONPointer) async throws(ToolError) -> (value: JSONValue, refused: [SeqReason]) {
         try await run { () async throws(ReelClientError) in
             let result = try await client.replay(to: to, skip: skip, path: path)
-            return (result.value, result.refused.map { SeqReason(seq: $0.seq, reason: $0.reason) })
+            return (result.value, result.refused)
         }
     }
 
