@@ -10,6 +10,11 @@ import ReelStore
 /// its own definition and a daemon to serve, and gets the daemon and every `reel` command for
 /// its own state from one executable (see `ReelApp`).
 public enum ReelTool {
+    /// Where `reel` looks for the daemon without `--socket` or `$REEL_SOCKET`: `reeld`'s default
+    /// socket (SPEC: `./reel-data/reel.sock`). A test checks it against the daemon's defaults, so
+    /// the two cannot drift apart (ReelTool does not depend on the daemon's settings module).
+    public static let defaultSocketPath = "./reel-data/reel.sock"
+
     /// Parses `arguments` (the program's name first) and runs the command; returns the exit status.
     /// Output goes to the context's streams.
     public static func run(_ arguments: [String], context: ToolContext) async -> Int32 {

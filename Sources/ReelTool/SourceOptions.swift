@@ -6,9 +6,7 @@ import ReelJSON
 /// The options every command that reads or writes a store takes: where the store is, and how to
 /// print.
 struct SourceOptions: ParsableArguments {
-    /// `reeld`'s default socket (SPEC: `./reel-data/reel.sock`); checked against the daemon's
-    /// configuration defaults by a test, so the two cannot drift apart.
-    static let defaultSocketPath = "reel-data/reel.sock"
+    static var defaultSocketPath: String { ReelTool.defaultSocketPath }
 
     @Option(
         name: .customLong("socket"),

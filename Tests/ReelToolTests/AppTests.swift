@@ -61,6 +61,6 @@ import Testing
     }
 
     @Test func theToolsDefaultSocketIsTheDaemons() {
-        #expect(DaemonConfiguration().socketPath == "./" + "reel-data/reel.sock" || DaemonConfiguration().socketPath == "reel-data/reel.sock")
+        #expect(DaemonConfiguration().socketPath == ReelTool.defaultSocketPath)
     }
 }
