@@ -31,7 +31,19 @@ extension DataDirectory {
     ///   directory, `.io` or `.full` when the copy fails.
     @discardableResult
     public func backup(to destination: String) throws(StorageError) -> BackupReport {
-        try Self.prepareOwnerOnlyDirectory(destination)
+        let created = try Self.prepareOwnerOnlyDirectory(destination)
+        do {
+            return try copy(to: destination)
+        } catch {
+            // Leave the destination as it was found: a half-written copy is worse than none, and
+            // would make the next attempt fail with "not empty".
+            for name in ["data.mdb", "lock.mdb"] { unlink(destination + "/" + name) }
+            if created { rmdir(destination) }
+            throw error
+        }
+    }
+
+    private func copy(to destination: String) throws(StorageError) -> BackupReport {
         do {
             try env.copy(to: destination, compact: true)
         } catch {
@@ -48,14 +60,19 @@ extension DataDirectory {
     }
 
     /// Creates `path` with mode 0700, or takes an existing empty directory and sets it to 0700.
-    static func prepareOwnerOnlyDirectory(_ path: String) throws(StorageError) {
-        if mkdir(path, 0o700) == 0 { return }
+    ///
+    /// - Returns: Whether the directory was created (and should be removed if the backup fails).
+    /// - Throws: ``StorageError`` `.invalidWrite` for a destination the caller must change: its
+    ///   parent is missing or not writable, it is not a directory, or not empty.
+    static func prepareOwnerOnlyDirectory(_ path: String) throws(StorageError) -> Bool {
+        if mkdir(path, 0o700) == 0 { return true }
         let code = errno
         guard code == EEXIST else {
-            throw StorageError(.io, "cannot create \(path): \(String(cString: strerror(code)))")
+            throw StorageError(.invalidWrite, "cannot create \(path): \(String(cString: strerror(code)))")
         }
         guard let entries = opendir(path) else {
-            throw StorageError(.invalidWrite, "\(path) exists and is not a directory: choose a new path for the backup")
+            let reason = errno == ENOTDIR ? "it exists and is not a directory" : String(cString: strerror(errno))
+            throw StorageError(.invalidWrite, "cannot back up into \(path): \(reason)")
         }
         defer { closedir(entries) }
         while let entry = readdir(entries) {
@@ -65,7 +82,8 @@ extension DataDirectory {
             }
         }
         guard chmod(path, 0o700) == 0 else {
-            throw StorageError(.io, "cannot make \(path) owner-only: \(String(cString: strerror(errno)))")
+            throw StorageError(.invalidWrite, "cannot make \(path) owner-only: \(String(cString: strerror(errno)))")
         }
+        return false
     }
 }

@@ -44,7 +44,11 @@ struct ImportCommand: AsyncParsableCommand {
                 } catch {
                     throw ToolError("line \(number): \(error.message)", exitStatus: ExitStatus.dataError)
                 }
-                try target.append(envelope)
+                do throws(ToolError) {
+                    try target.append(envelope)
+                } catch {
+                    throw ToolError("line \(number): \(error.message)", exitStatus: error.exitStatus)
+                }
             }
             let done = try target.finish()
             progress.finish()
@@ -90,8 +94,11 @@ final class StoreImportTarget<State: StoreState>: ImportTarget {
     func append(_ envelope: ActionEnvelope) throws(ToolError) {
         do {
             try importer?.append(envelope)
-        } catch {
+        } catch where error.code == .storage {
             throw ToolError(error)
+        } catch {
+            // Out-of-order seqs, or actions these reducers refuse: the input is not a log of this store.
+            throw ToolError(error.message, exitStatus: ExitStatus.dataError)
         }
     }
 

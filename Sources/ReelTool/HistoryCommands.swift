@@ -28,24 +28,27 @@ struct LogCommand: AsyncParsableCommand {
         let typeFilter = types.isEmpty ? nil : Set(types)
         let table = ActionTable(printer: printer)
         var printed = 0
-        var next: UInt64? = max(from?.value ?? 1, 1)
-        var lastSeen = (from?.value ?? 1) - 1
+        let first = max(from?.value ?? 1, 1)
+        var next: UInt64? = first
+        var lastSeen = first - 1
         let end: UInt64
         if let to { end = to.value } else { end = try await store.latestSeq() }
         while let start = next, start <= end, printed < (limit ?? .max) {
-            let pageSize = min(HistoryParams.maxLimit, (limit ?? .max) - printed)
+            let pageSize = min(store.historyPageSize, (limit ?? .max) - printed)
             let page = try await store.history(from: start, to: end, limit: pageSize, types: typeFilter)
             table.print(page.actions)
             printed += page.actions.count
             lastSeen = page.actions.last?.seq ?? end
             next = page.next
         }
-        if next == nil { lastSeen = end }
+        if next == nil { lastSeen = max(lastSeen, end) }
         guard follow, printed < (limit ?? .max) else { return }
-        let feed = try await store.watch(path: .root, since: lastSeen, mode: .actions)
+        // `--from` may lie in the future: follow from the latest seq and skip what comes before it.
+        let feed = try await store.watch(path: .root, since: min(lastSeen, end), mode: .actions)
         for try await update in feed.updates {
             guard case .actions(let actions) = update.change else { continue }
-            let kept = actions.filter { typeFilter?.contains($0.type) ?? true }.prefix((limit ?? .max) - printed)
+            let wanted = actions.filter { $0.seq >= first && (typeFilter?.contains($0.type) ?? true) }
+            let kept = wanted.prefix((limit ?? .max) - printed)
             table.print(Array(kept))
             printed += kept.count
             if printed >= (limit ?? .max) { return }
@@ -63,10 +66,13 @@ struct ShowCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The action's seq.", valueName: "seq")) var seq: SeqArgument
     @OptionGroup var source: SourceOptions
 
+    func validate() throws {
+        guard seq.value >= 1 else { throw ValidationError("seq 0 is the initial state, not an action: actions start at seq 1") }
+    }
+
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
-        guard seq.value >= 1 else { throw ToolError("seq 0 is the initial state, not an action: actions start at seq 1", exitStatus: ExitStatus.usage) }
         let page = try await store.history(from: seq.value, to: seq.value, limit: 1, types: nil)
         guard let envelope = page.actions.first else {
             let latest = try await store.latestSeq()
@@ -112,7 +118,7 @@ struct ExportCommand: AsyncParsableCommand {
         defer { progress.finish() }
         var next: UInt64? = first
         while let start = next, start <= last {
-            let page = try await store.history(from: start, to: last, limit: HistoryParams.maxLimit, types: nil)
+            let page = try await store.history(from: start, to: last, limit: store.historyPageSize, types: nil)
             var text = ""
             for envelope in page.actions {
                 text += RPCResult.action(envelope).jsonString

@@ -42,8 +42,13 @@ struct BisectCommand: AsyncParsableCommand {
         }
         let store = try await source.open()
         let progress = printer.progress("bisecting", total: 0)
-        let answer = try await store.bisect(condition, through: to?.value) { done, estimate in progress.update(UInt64(done), total: UInt64(estimate)) }
-        progress.finish()
+        let answer: BisectAnswer
+        do {
+            defer { progress.finish() }
+            answer = try await store.bisect(condition, through: to?.value) { done, estimate in
+                progress.update(UInt64(done), total: UInt64(estimate))
+            }
+        }
         if printer.isJSON {
             printer.json(["seq": answer.seq.map { JSONValue(seq: $0) } ?? .null, "latest": JSONValue(seq: answer.latest), "probes": .int(Int64(answer.probes))])
         } else if let seq = answer.seq {
@@ -90,6 +95,7 @@ struct VerifyCommand: AsyncParsableCommand {
         var ends = checkpoints.filter { $0.reducer == reducer && $0.seq <= latest && $0.seq > 0 }.map(\.seq)
         if ends.last != latest { ends.append(latest) }
         let progress = printer.progress("verifying", total: latest)
+        defer { progress.finish() }
         var from: UInt64 = 0
         var matched: [UInt64] = []
         var skipped: [SeqReason] = checkpoints.filter { $0.reducer != reducer }.map {

@@ -9,11 +9,16 @@ import ReelProtocol
 struct LiveSource: StoreSource {
     let client: ReelClient
     let label: String
+    /// 256 actions of at most a request line each (1 MiB by default) fit the 256 MiB line limit
+    /// set below, so no page of history can be a line the client refuses (and would ask for again).
+    var historyPageSize: Int { 256 }
 
     /// Connects; a daemon that restarts during a long command (`watch`, `log --follow`) is
     /// reconnected to, and the command resumes where it was.
     static func connect(socketPath: String, programName: String) async throws(ToolError) -> LiveSource {
-        let configuration = ReelClientConfiguration(clientName: programName, reconnect: ReconnectPolicy(giveUpAfter: .seconds(30)))
+        let configuration = ReelClientConfiguration(
+            clientName: programName, maxLineLength: 256 << 20, reconnect: ReconnectPolicy(giveUpAfter: .seconds(30))
+        )
         do {
             let client = try await ReelClient.connect(socketPath: socketPath, configuration: configuration)
             return LiveSource(client: client, label: "the daemon at \(socketPath)")

@@ -12,6 +12,7 @@ import ReelStore
 struct OfflineSource<State: StoreState>: StoreSource {
     let timeline: Timeline<State>
     let label: String
+    var historyPageSize: Int { HistoryParams.maxLimit }
 
     init(path: String, definition: StoreDefinition<State>) throws(ToolError) {
         let directory: DataDirectory

@@ -95,9 +95,12 @@ struct ReplayCommand: AsyncParsableCommand {
         let printer = source.output.printer
         let store = try await source.open()
         let pointer = path?.pointer ?? .root
-        let whatIf = try await store.replay(to: to?.value, skip: try skipped(), path: pointer)
+        // One seq for both sides, even if the daemon commits more meanwhile.
+        let at: UInt64
+        if let to { at = to.value } else { at = try await store.latestSeq() }
+        let whatIf = try await store.replay(to: at, skip: try skipped(), path: pointer)
         if diff {
-            let real = try await store.value(at: to?.value, path: pointer)
+            let real = try await store.value(at: at, path: pointer)
             let patch = JSONPatch(from: real.value, to: whatIf.value).prefixed(with: pointer)
             if printer.isJSON {
                 printer.json(["patch": patch.jsonValue, "refused": .array(whatIf.refused.map(\.jsonValue))])

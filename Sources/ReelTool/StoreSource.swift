@@ -9,6 +9,10 @@ import ReelProtocol
 protocol StoreSource: Sendable {
     /// What the source is, for messages: "the daemon at …", "the data directory … (read-only)".
     var label: String { get }
+    /// How many actions to ask for per page of history: a live page is one response line, and
+    /// must stay under the client's line limit even when every action is as large as a request
+    /// may be.
+    var historyPageSize: Int { get }
     /// The reducer the source folds actions with.
     func reducer() async throws(ToolError) -> ReducerIdentity
 

@@ -24,12 +24,19 @@ public struct ToolError: Error, Sendable, CustomStringConvertible {
 
     /// A store error met offline, worded like the daemon would word it.
     init(_ error: StoreError) {
-        self.init("error \(error.code.wireCode): \(error.message)", exitStatus: error.code == .storage ? ExitStatus.unavailable : ExitStatus.refused)
+        // Only a directory that cannot be opened or read is "unreachable"; damaged contents are
+        // an answer about the data (2), as the daemon's 1010 would be.
+        let unreachable = (error.underlying as? StorageError).map(Self.isUnreachable) ?? false
+        self.init("error \(error.code.wireCode): \(error.message)", exitStatus: unreachable ? ExitStatus.unavailable : ExitStatus.refused)
     }
 
+    /// A data directory that could not be opened.
     init(_ error: StorageError) {
-        let status = error.code == .notFound || error.code == .io ? ExitStatus.unavailable : ExitStatus.refused
-        self.init(error.message, exitStatus: status)
+        self.init(error.message, exitStatus: Self.isUnreachable(error) ? ExitStatus.unavailable : ExitStatus.refused)
+    }
+
+    private static func isUnreachable(_ error: StorageError) -> Bool {
+        error.code == .notFound || error.code == .io
     }
 
     /// An error answered by the daemon: its code and message.

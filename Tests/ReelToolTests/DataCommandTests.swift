@@ -38,8 +38,8 @@ import Testing
             {"seq":3,"type":"set","payload":{"path":"/n","value":3},"time":"2026-11-21T10:00:01.000000000Z","peer":{"uid":1,"gid":1,"pid":1}}
             """.write(toFile: gap, atomically: true, encoding: .utf8)
         let run = await Tool.run(["import", gap, "--data-dir", directory.sub("new")])
-        #expect(run.status == 2)
-        #expect(run.errors.contains("seq 3 follows seq 1"), "\(run.errors)")
+        #expect(run.status == 65)
+        #expect(run.errors == "reel: line 2: seq 3 follows seq 1: the exported actions must be consecutive\n", "\(run.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.sub("new")))
 
         let garbage = directory.sub("garbage.ndjson")
@@ -79,5 +79,17 @@ import Testing
         let again = await story.run(access, ["backup", destination])
         #expect(again.status == 2)
         #expect(again.errors.contains("is not empty"), "\(again.errors)")
+
+        // An existing empty directory is taken and made owner-only; a missing parent is refused
+        // and leaves nothing behind.
+        let empty = story.directory.sub("empty-\(access.rawValue)")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        #expect(await story.run(access, ["backup", empty]).status == 0)
+        #expect((try FileManager.default.attributesOfItem(atPath: empty)[.posixPermissions] as? Int) == 0o700)
+        let orphan = story.directory.sub("no-such-parent/backup")
+        let refused = await story.run(access, ["backup", orphan])
+        #expect(refused.status == 2)
+        #expect(refused.errors.contains("cannot create \(orphan)"), "\(refused.errors)")
+        #expect(!FileManager.default.fileExists(atPath: orphan))
     }
 }

@@ -53,6 +53,8 @@ import Testing
         #expect(actions.first?["peer"]?["uid"] == .int(Int64(getuid())))
         let all = await story.run(access, ["log", "--json"])
         #expect(try all.jsonLines.map { $0["seq"] } == (1...8).map { .int($0) })
+        let fromZero = await story.run(access, ["log", "--from", "0", "--type", "increment", "--limit", "3", "--json"])
+        #expect(try fromZero.jsonLines.map { $0["seq"] } == [2, 3, 4])
     }
 
     @Test(arguments: Access.allCases) func showPrintsOneActionAndItsChanges(_ access: Access) async throws {

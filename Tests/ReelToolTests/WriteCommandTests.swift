@@ -105,4 +105,15 @@ import Testing
         let lines = try await follow.jsonLines
         #expect(lines.map { $0["seq"] } == [7, 8, 9, 10])
     }
+
+    @Test func logFollowCanStartAtASeqStillToCome() async throws {
+        let story = try await StoryDaemon.started()
+        async let follow = Tool.run(story.live + ["log", "--from", "10", "--follow", "--limit", "1", "--json"])
+        try await Task.sleep(for: .milliseconds(500))
+        for _ in 0..<2 {
+            _ = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/character/hp","by":-1}"#])
+        }
+        let lines = try await follow.jsonLines
+        #expect(lines.map { $0["seq"] } == [10])
+    }
 }

@@ -1,0 +1,114 @@
+import Foundation
+import ReelCore
+import ReelJSON
+import ReelStorage
+import ReelStore
+import ReelTestSupport
+import Testing
+
+/// The store-side engines of `reel bisect`, `reel verify` and `reel import`, on real LMDB files.
+@Suite struct TimeTravelToolTests {
+    /// A store whose `/n` counts up by one per action, `count` actions, checkpoint every `every`.
+    static func counting(_ count: Int, every: UInt64, in directory: borrowing TemporaryDirectory) async throws -> Store<JSONValue> {
+        let store = try Store(
+            path: directory.sub("data"), definition: .stock,
+            options: StoreOptions(checkpointEvery: every, storage: .init(durable: false))
+        )
+        try await store.dispatch(Action(type: "set", payload: ["path": "/n", "value": 1]))
+        var next = 2
+        while next <= count {
+            let batch = (next...min(count, next + 499)).map { _ in Action(type: "increment", payload: ["path": "/n"]) }
+            try await store.dispatch(batch: batch)
+            next += batch.count
+        }
+        return store
+    }
+
+    @Test(arguments: [1, 2, 3_333, 4_999, 5_000, 5_001, 9_999, 10_000])
+    func bisectFindsTheFirstSeqInLogarithmicProbes(_ target: Int) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.counting(10_000, every: 1_000, in: directory)
+        defer { Task { await store.close() } }
+        let goal = Int64(target)
+        let reached: (JSONValue) -> Bool = { ($0["n"]?.intValue ?? 0) >= goal }
+        let result = try store.timeline.bisect(where: reached)
+        #expect(result.seq == UInt64(target))
+        // 10 checkpoints plus start and end, then at most 1,000 actions between two of them:
+        // about log2(12) + log2(1000) + 2 probes, far below one per action.
+        let probes = result.probes, replayed = result.actionsReplayed
+        #expect(probes <= 17, "\(probes) probes")
+        #expect(replayed <= 2_000, "\(replayed) actions replayed")
+        let before = try store.timeline.bisect(through: UInt64(target - 1), where: reached)
+        #expect(before.seq == nil)
+    }
+
+    @Test func bisectPassesOverADamagedCheckpoint() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.counting(3_000, every: 1_000, in: directory)
+        await store.close()
+        // Checkpoints fall on commit boundaries near every 1,000 actions.
+        let seqs = try store.directory.checkpointHeaders().map(\.seq)
+        #expect(seqs.count == 3)
+        // A checkpoint whose bytes do not match its hash must never be used.
+        var damaged = try #require(try store.directory.checkpoint(at: seqs[1]))
+        damaged.stateBytes = Checkpoint(seq: seqs[1], reducer: damaged.reducer, time: damaged.time, state: ["n": 999_999]).stateBytes
+        try store.directory.commit(CommitBatch(checkpoints: [damaged]))
+        let result = try store.timeline.bisect { (state: JSONValue) in (state["n"]?.intValue ?? 0) >= 2_500 }
+        #expect(result.seq == 2_500)
+        let report = try store.timeline.verify()
+        #expect(report.matched == [seqs[0]])
+        #expect(report.mismatch?.seq == seqs[1])
+        #expect(report.mismatch?.reason.contains("do not match its own hash") == true)
+    }
+
+    @Test func verifyIgnoresOtherReducersCheckpointsAndChainsSegments() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.counting(2_500, every: 1_000, in: directory)
+        await store.close()
+        try store.directory.commit(CommitBatch(checkpoints: [
+            Checkpoint(seq: 1_500, reducer: ReducerIdentity(name: "reel.json", version: "0"), time: .init(nanosecondsSince1970: 0), state: ["n": 0]),
+        ]))
+        let seqs = try store.directory.checkpointHeaders().filter { $0.reducer.version == "1" }.map(\.seq)
+        #expect(seqs.count == 3 && seqs.last == 2_500, "\(seqs)")
+        let whole = try store.timeline.verify()
+        #expect(whole.isClean)
+        #expect(whole.matched == seqs)
+        #expect(whole.skipped.map { $0.seq } == [1_500])
+        // Segment by segment, from a verified checkpoint: the same answer.
+        let first = try store.timeline.verify(from: 0, through: seqs[0])
+        let second = try store.timeline.verify(from: seqs[0], through: 2_500)
+        #expect(first.matched + second.matched == whole.matched)
+        #expect(throws: StoreError.self) { try store.timeline.verify(from: 1_500, through: 2_500) }
+    }
+
+    @Test func importRebuildsALogWithRevertsAndRefusesWhatDoesNotFit() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.counting(10, every: 4, in: directory)
+        try await store.dispatch(StoreAction.revert(to: 3).action)
+        try await store.dispatch(Action(type: "increment", payload: ["path": "/n"]))
+        await store.close()
+        let original = try store.timeline.history(limit: 100).actions
+
+        do {
+            let importer = try LogImporter(path: directory.sub("copy"), definition: .stock, options: StoreOptions(checkpointEvery: 5))
+            for envelope in original { try importer.append(envelope) }
+            let done = try importer.finish()
+            #expect(done.seq == 12)
+            #expect(done.checkpoints == 3)  // at 5, 10 and the end
+            #expect(try importer.timeline.state(at: 12) == ["n": 4])
+            #expect(try importer.timeline.history(limit: 100).actions == original)
+            #expect(try importer.timeline.verify().isClean)
+        }
+
+        let again = #expect(throws: StoreError.self) { try LogImporter(path: directory.sub("copy"), definition: .stock) }
+        #expect(again?.message.contains("already holds 12 actions") == true)
+        let fresh = try LogImporter(path: directory.sub("other"), definition: .stock)
+        let late = #expect(throws: StoreError.self) { try fresh.append(original[4]) }
+        #expect(late?.message.contains("needs the whole log from seq 1") == true)
+        try fresh.append(original[0])
+        let refused = ActionEnvelope(seq: 2, action: Action(type: "increment", payload: ["path": "/missing/n"]), time: original[1].time, peer: original[1].peer)
+        let rejection = #expect(throws: StoreError.self) { try fresh.append(refused) }
+        #expect(rejection?.code == .rejected)
+        #expect(fresh.latestSeq == 1)
+    }
+}
