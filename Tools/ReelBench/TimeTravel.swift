@@ -89,7 +89,7 @@ extension ReelBench {
             probes = Int(run.output["probes"]?.intValue ?? 0)
             bisect.record(run.elapsed)
         }
-        bisect.print("reel bisect \(label) (\(bisectRuns) runs)", note: "\(probes) probes")
+        bisect.report("reel bisect \(label) (\(bisectRuns) runs)", note: "\(probes) probes")
 
         var get = LatencyFigure()
         for seq in seqs {
@@ -100,11 +100,12 @@ extension ReelBench {
             )
             get.record(run.elapsed)
         }
-        get.print("reel get --at \(label) (\(seqs.count) random seqs)")
+        get.report("reel get --at \(label) (\(seqs.count) random seqs)")
     }
 
     /// Runs one `reel` command line in this process, as the stock `reel` executable would, and
-    /// returns its JSON output with the time from parsing to the last byte of output.
+    /// returns its JSON output with the time it took, from parsing the arguments to closing what
+    /// the command opened: everything but starting a process.
     private static func reel(_ arguments: [String]) async throws -> (output: JSONValue, elapsed: Duration) {
         var context = ToolContext(definition: .stock, programName: "reel", environment: [:])
         let output = MemorySink()
@@ -180,12 +181,13 @@ struct LatencyFigure {
         _ = histogram.record(UInt64((latency.seconds * 1e6).rounded()))
     }
 
-    func print(_ label: String, note: String? = nil) {
+    /// Prints one line: the label, the percentiles, then the note in parentheses.
+    func report(_ label: String, note: String? = nil) {
         let line = "\(label): " + String(
             format: "p50 %.2f ms  p99 %.2f ms  max %.2f ms",
             Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000,
             Double(histogram.max) / 1000
         )
-        Swift.print(note.map { "\(line)  (\($0))" } ?? line)
+        print(note.map { "\(line)  (\($0))" } ?? line)
     }
 }
