@@ -102,6 +102,18 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
         context.fireErrorCaught(error)
     }
 
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            // No more bytes will come: a partial line stays incomplete, and is no stall to report
+            // while the connection sends its last answers.
+            pending = nil
+            scanned = 0
+            stallTimer?.cancel()
+            stallTimer = nil
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     public func channelInactive(context: ChannelHandlerContext) {
         stallTimer?.cancel()
         stallTimer = nil

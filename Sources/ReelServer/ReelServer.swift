@@ -14,8 +14,11 @@ import Synchronization
 /// The socket server: accepts connections on a Unix domain socket and serves protocol version 1
 /// over each (newline-delimited JSON-RPC 2.0).
 ///
-/// A `Service`: on graceful shutdown it stops accepting, lets every connection finish the requests
-/// it has read, then returns. The store is not closed here; its own service does that after.
+/// A `Service`: on graceful shutdown it stops accepting, lets every connection answer the requests
+/// it has read, then returns. The store is not closed here; its own service does that after, once
+/// every dispatch read has been handed to it and answered. A peer that never reads cannot hold
+/// this up for long: the daemon cancels its services after its shutdown time limit, which closes
+/// that connection.
 public struct ReelServer<State: StoreState>: Service {
     let configuration: ServerConfiguration
     let store: Store<State>
@@ -36,20 +39,30 @@ public struct ReelServer<State: StoreState>: Service {
 
     public func run() async throws {
         let limits = configuration.limits
-        let server = try await ServerBootstrap(group: eventLoopGroup)
+        // Connections reach the accept loop through an inbox rather than the async `bind`'s
+        // stream, which can drop one at shutdown and trap (see ConnectionInbox).
+        let inbox = ConnectionInbox()
+        let listener = try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
-            .bind(unixDomainSocketPath: configuration.socketPath) { channel in
+            // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
+            // this, NIO would close the whole connection at the end of its input.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
+                    try channel.pipeline.syncOperations.addHandlers(
+                        InputGate(),
                         LineFramingHandler(maxLineLength: limits.maxLineLength, midLineTimeout: limits.midLineTimeout)
                     )
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    try inbox.admit(channel)
                 }
             }
+            .bind(unixDomainSocketPath: configuration.socketPath).get()
+        // However the listening socket ends, the accept loop ends with it.
+        listener.closeFuture.whenComplete { _ in inbox.close() }
         do {
             try configuration.onBound(configuration.socketPath)
         } catch {
-            try? await server.channel.close()
+            try? await listener.close()
             throw error
         }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)"])
@@ -63,31 +76,28 @@ public struct ReelServer<State: StoreState>: Service {
         let ids = SubscriptionIDs()
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
-                do {
-                    try await server.executeThenClose { connections in
-                        for try await connection in connections {
-                            let admitted = open.admit(limit: limits.maxConnections)
-                            group.addTask {
-                                defer { if admitted { open.release() } }
-                                guard admitted else {
-                                    await refuse(connection, limit: limits.maxConnections)
-                                    return
-                                }
-                                let peer = await Self.peerCredentials(of: connection.channel)
-                                await ServerConnection(
-                                    channel: connection, peer: peer, handler: handler, limits: limits,
-                                    logger: logger, subscriptionIDs: ids
-                                ).run()
-                            }
+                while let connection = await inbox.next() {
+                    let admitted = open.admit(limit: limits.maxConnections)
+                    group.addTask {
+                        defer { if admitted { open.release() } }
+                        guard admitted else {
+                            await refuse(connection, limit: limits.maxConnections)
+                            return
                         }
+                        let peer = await Self.peerCredentials(of: connection.channel)
+                        await ServerConnection(
+                            channel: connection, peer: peer, handler: handler, limits: limits,
+                            logger: logger, subscriptionIDs: ids
+                        ).run()
                     }
-                } catch {
-                    logger.error("accepting connections failed: \(error)")
                 }
             } onGracefulShutdown: {
-                server.channel.close(promise: nil)
+                inbox.close()
+                listener.close(promise: nil)
             }
         }
+        // Cancelled rather than shut down gracefully, the listening socket is still open.
+        try? await listener.close()
         try? await queryPool.shutdownGracefully()
         logger.info("server stopped")
     }

@@ -33,13 +33,15 @@ struct ServerConnection<State: StoreState>: Sendable {
                                 await readRequests(inbound, outbox: outbox, requests: &requests)
                             }
                         } onGracefulShutdown: {
-                            // Stop reading; what was read is still answered, then the connection closes.
-                            channel.channel.close(mode: .input, promise: nil)
+                            // Stop reading, keeping the socket whole (see InputGate): what was read
+                            // is still answered, then the connection closes.
+                            channel.channel.triggerUserOutboundEvent(InputGate.Close(), promise: nil)
                         }
                         outbox.close()
                     }
                     defer { outbox.abort() }
                     try await UpdateWriter(handler: handler, outbox: outbox, outbound: outbound).run()
+                    try await Self.flush(channel.channel)
                     group.cancelAll()
                 }
             }
@@ -128,6 +130,23 @@ struct ServerConnection<State: StoreState>: Sendable {
 }
 
 extension ServerConnection {
+    /// Waits until NIO has handed everything written so far to the kernel.
+    ///
+    /// `executeThenClose` closes the channel once the connection is done, and a close drops the
+    /// writes NIO still holds: the last answers to a peer that reads slowly. An empty write
+    /// completes only after every write before it, so waiting for it keeps them. A peer that never
+    /// reads would make this wait forever; cancellation (the daemon's shutdown time limit) closes
+    /// the channel instead, which ends the wait.
+    static func flush(_ channel: any Channel) async throws {
+        let flushed = channel.eventLoop.makePromise(of: Void.self)
+        channel.writeAndFlush(ByteBuffer(), promise: flushed)
+        try await withTaskCancellationHandler {
+            try await flushed.futureResult.get()
+        } onCancel: {
+            channel.close(promise: nil)
+        }
+    }
+
     /// Waits until every ticket has its outcome (whatever it is).
     static func settle(_ tickets: [DispatchTicket]) async {
         for ticket in tickets {

@@ -27,25 +27,40 @@ enum PipeliningClient {
     /// Connects to `socketPath`, writes `requests`, reads until the daemon closes, and counts each
     /// line received in `received` as it arrives.
     ///
+    /// - Parameter endingInput: once every request is written, shut the socket's write side down
+    ///   (what Ctrl-D does in `socat`), and go on reading.
     /// - Throws: ``DaemonError`` when connecting fails, or when the daemon keeps the connection
     ///   open longer than `timeout`.
     static func run(
-        socketPath: String, requests: [UInt8], received: LineCounter, timeout: Duration = .seconds(60)
+        socketPath: String, requests: [UInt8], endingInput: Bool = false, received: LineCounter = LineCounter(),
+        timeout: Duration = .seconds(60)
     ) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result { try exchange(socketPath, requests, received, timeout) })
+                continuation.resume(with: Result { try exchange(socketPath, requests, endingInput, received, timeout) })
+            }
+            thread.start()
+        }
+    }
+
+    /// Opens `count` connections one after the other, as fast as it can, and leaves them open
+    /// (the caller closes them). Connections the daemon refuses are skipped.
+    static func connectBurst(socketPath: String, count: Int) async -> [Int32] {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: (0..<count).compactMap { _ in try? connect(to: socketPath) })
             }
             thread.start()
         }
     }
 
     private static func exchange(
-        _ socketPath: String, _ requests: [UInt8], _ received: LineCounter, _ timeout: Duration
+        _ socketPath: String, _ requests: [UInt8], _ endingInput: Bool, _ received: LineCounter, _ timeout: Duration
     ) throws -> Outcome {
         let fd = try connect(to: socketPath)
         defer { close(fd) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        if requests.isEmpty && endingInput { shutdown(fd, Int32(SHUT_WR)) }
 
         var outcome = Outcome(bytesWritten: 0, lines: [], ending: "")
         var writing = !requests.isEmpty
@@ -68,6 +83,7 @@ enum PipeliningClient {
                 if sent > 0 {
                     outcome.bytesWritten += sent
                     writing = outcome.bytesWritten < requests.count
+                    if !writing && endingInput { shutdown(fd, Int32(SHUT_WR)) }
                 } else if sent < 0 && errno != EAGAIN && errno != EINTR {
                     writing = false  // the daemon closed its end; keep reading what it sent before
                 }
@@ -97,7 +113,8 @@ enum PipeliningClient {
         return outcome
     }
 
-    private static func connect(to path: String) throws -> Int32 {
+    /// A connected, blocking socket; the caller closes it.
+    static func connect(to path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw DaemonError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
