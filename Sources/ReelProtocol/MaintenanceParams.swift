@@ -80,3 +80,39 @@ public struct BackupParams: Sendable, Equatable {
     /// The params as a client sends them.
     public var jsonValue: JSONValue { ["path": .string(path)] }
 }
+
+/// The params of `bisect` (an addition): `{condition, through?: latest}`, the condition in the
+/// language of `reel bisect` (``JSONCondition``), such as `"/character/hp <= 0"`.
+public struct BisectParams: Sendable, Equatable {
+    public var condition: JSONCondition
+    public var through: UInt64?
+
+    public init(condition: JSONCondition, through: UInt64? = nil) {
+        self.condition = condition
+        self.through = through
+    }
+
+    /// Reads the params of a `bisect` call.
+    ///
+    /// - Throws: -32602 when `condition` is missing or does not parse (the message names the
+    ///   column), or `through` is not a seq.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamsReader(params, method: .bisect, allowed: ["condition", "through"])
+        guard let text = try reader.string("condition") else {
+            throw .invalidParams("bisect needs params.condition, such as \"/character/hp <= 0\"")
+        }
+        do {
+            condition = try JSONCondition(parsing: text)
+        } catch {
+            throw .invalidParams("params.condition: \(error.description)")
+        }
+        through = try reader.seq("through")
+    }
+
+    /// The params as a client sends them.
+    public var jsonValue: JSONValue {
+        var members: [String: JSONValue] = ["condition": .string(condition.description)]
+        if let through { members["through"] = JSONValue(seq: through) }
+        return .object(members)
+    }
+}

@@ -172,3 +172,33 @@ public struct BackupOutcome: Sendable, Equatable {
         self.init(path: path, seq: UInt64(seq), bytes: bytes)
     }
 }
+
+/// The `bisect` result: `{seq, through, probes}`, `seq` being `null` when the condition does not
+/// hold at `through`.
+public struct BisectOutcome: Sendable, Equatable {
+    public var seq: UInt64?
+    public var through: UInt64
+    public var probes: Int
+
+    public init(seq: UInt64?, through: UInt64, probes: Int) {
+        self.seq = seq
+        self.through = through
+        self.probes = probes
+    }
+
+    public var jsonValue: JSONValue {
+        ["seq": seq.map { JSONValue(seq: $0) } ?? .null, "through": JSONValue(seq: through), "probes": .int(Int64(probes))]
+    }
+
+    /// - Throws: -32600 when a member is missing or malformed.
+    public init(json: JSONValue) throws(RPCError) {
+        guard let through = json["through"]?.intValue, through >= 0, let probes = json["probes"]?.intValue,
+            let seqValue = json["seq"]
+        else {
+            throw .invalidRequest("a bisect result needs seq, through and probes")
+        }
+        var seq: UInt64?
+        if let found = seqValue.intValue, found >= 0 { seq = UInt64(found) }
+        self.init(seq: seq, through: UInt64(through), probes: Int(probes))
+    }
+}

@@ -34,6 +34,8 @@ public enum RPCCall: Sendable, Equatable {
     case verify(VerifyParams)
     /// `backup`: a consistent, compact, owner-only copy of the data directory (an addition).
     case backup(BackupParams)
+    /// `bisect`: the first seq at which a condition on the state holds (an addition).
+    case bisect(BisectParams)
 
     /// Reads the method and params of a parsed request.
     ///
@@ -65,6 +67,7 @@ public enum RPCCall: Sendable, Equatable {
         case .checkpoints: self = .checkpoints(try CheckpointsParams(params: params))
         case .verify: self = .verify(try VerifyParams(params: params))
         case .backup: self = .backup(try BackupParams(params: params))
+        case .bisect: self = .bisect(try BisectParams(params: params))
         }
     }
 
@@ -83,6 +86,7 @@ public enum RPCCall: Sendable, Equatable {
         case .checkpoints: .checkpoints
         case .verify: .verify
         case .backup: .backup
+        case .bisect: .bisect
         }
     }
 
@@ -101,6 +105,7 @@ public enum RPCCall: Sendable, Equatable {
         case .checkpoints(let params): params.jsonValue
         case .verify(let params): params.jsonValue
         case .backup(let params): params.jsonValue
+        case .bisect(let params): params.jsonValue
         }
     }
 

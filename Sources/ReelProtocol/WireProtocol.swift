@@ -46,6 +46,8 @@ public enum MethodName: String, Sendable, CaseIterable {
     case verify
     /// Writes a consistent, owner-only copy of the data directory on the daemon's machine (an addition).
     case backup
+    /// The first seq at which a condition on the state holds, found with the checkpoints (an addition).
+    case bisect
 }
 
 /// The capabilities a protocol-1 server advertises in the `hello` result.
@@ -78,6 +80,8 @@ public enum Capability: String, Sendable, CaseIterable {
     case verify
     /// The `backup` method.
     case backup
+    /// The `bisect` method.
+    case bisect
 
     /// The names of every capability, in declaration order: what the `hello` result lists by default.
     public static let all: [String] = allCases.map(\.rawValue)

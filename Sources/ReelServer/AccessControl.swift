@@ -3,7 +3,7 @@ import ReelProtocol
 
 /// What a request needs the peer to be allowed to do.
 public enum Permission: String, Sendable, CaseIterable {
-    /// `hello`, `get`, `subscribe`, `unsubscribe`, `history`, `diff`, `replay`, `checkpoints`.
+    /// `hello`, `get`, `subscribe`, `unsubscribe`, `history`, `diff`, `replay`, `checkpoints`, `bisect`.
     case read
     /// `dispatch`.
     case dispatch
@@ -15,7 +15,7 @@ public enum Permission: String, Sendable, CaseIterable {
         switch method {
         case .dispatch: self = .dispatch
         case .stats, .verify, .backup: self = .admin
-        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .checkpoints: self = .read
+        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .checkpoints, .bisect: self = .read
         }
     }
 }

@@ -76,6 +76,11 @@ public struct MethodHandler<State: StoreState>: Sendable {
             return try await query { () throws(StoreError) in try Self.verify(params, timeline: timeline) }
         case .backup(let params):
             return try await query { () throws(StoreError) in try Self.backup(params, directory: timeline.directory) }
+        case .bisect(let params):
+            return try await query { () throws(StoreError) in
+                let result = try timeline.bisect(through: params.through) { params.condition.holds(in: $0) }
+                return BisectOutcome(seq: result.seq, through: result.through, probes: result.probes).jsonValue
+            }
         case .subscribe, .unsubscribe:
             // The connection handles these itself; reaching here is a wiring mistake, not the peer's.
             throw RPCError(code: RPCError.Code.methodNotFound, message: "'\(call.method.rawValue)' needs a connection")

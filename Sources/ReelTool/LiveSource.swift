@@ -95,11 +95,25 @@ struct LiveSource: StoreSource {
         }
     }
 
-    /// Binary search with one `get` per probe: the daemon rebuilds each probed state from its
-    /// nearest checkpoint, and only the slice under the condition's pointer crosses the socket.
+    /// The daemon's `bisect` when it has one; otherwise a binary search with one `get` per probe
+    /// (the daemon rebuilds each probed state from its nearest checkpoint, and only the slice
+    /// under the condition's pointer crosses the socket).
     func bisect(
         _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(ToolError) -> BisectAnswer {
+        // A daemon that offers `bisect` searches with its checkpoints, in one request.
+        if client.serverHello.supports(.bisect) {
+            progress(0, 1)
+            let result = try await call(.bisect, BisectParams(condition: condition, through: through).jsonValue)
+            do {
+                let outcome = try BisectOutcome(json: result)
+                progress(outcome.probes, outcome.probes)
+                return BisectAnswer(seq: outcome.seq, latest: outcome.through, probes: outcome.probes)
+            } catch {
+                throw ToolError("\(label) sent a bisect result this tool cannot read: \(error.message)", exitStatus: ExitStatus.unavailable)
+            }
+        }
+        // An older daemon: binary search over seqs from here, one `get` of the slice per probe.
         let newest = try await latestSeq()
         let latest = through ?? newest
         guard latest <= newest else { throw ToolError("error 1006: seq \(latest) is beyond the latest seq \(newest)") }

@@ -82,3 +82,22 @@ import Testing
         #expect(json["mismatch"]?["patch"] == [["op": "replace", "path": "/n", "value": 6]])
     }
 }
+
+/// The daemon's `bisect` method, which live `reel bisect` uses, on the wire.
+@Suite struct BisectMethodTests {
+    @Test func theDaemonBisectsWithItsCheckpointsAndRefusesABadCondition() async throws {
+        let story = try await StoryDaemon.started()
+        try await TestConnection.open(socketPath: story.daemon.socketPath) { connection in
+            let found = try await connection.request(1, "bisect", ["condition": "/character/hp <= 0"])
+            #expect(found["result"]?["seq"] == 6)
+            #expect(found["result"]?["through"] == 8)
+            let bounded = try await connection.request(2, "bisect", ["condition": "/character/hp <= 0", "through": 5])
+            #expect(bounded["result"]?["seq"] == .null)
+            let bad = try await connection.request(3, "bisect", ["condition": "/character/hp <="])
+            #expect(bad["error"]?["code"] == -32602)
+            #expect(bad["error"]?["message"]?.stringValue?.contains("column") == true)
+            let beyond = try await connection.request(4, "bisect", ["condition": "exists /character", "through": 99])
+            #expect(beyond["error"]?["code"] == 1006)
+        }
+    }
+}
