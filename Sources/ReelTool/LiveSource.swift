@@ -71,76 +71,30 @@ struct LiveSource: StoreSource {
     }
 
     func checkpoints() async throws(ToolError) -> [CheckpointInfo] {
-        let result = try await call(.checkpoints, CheckpointsParams().jsonValue)
-        guard case .array(let list)? = result["checkpoints"] else {
-            throw ToolError("\(label) sent a checkpoints result without a list", exitStatus: ExitStatus.unavailable)
-        }
-        var checkpoints: [CheckpointInfo] = []
-        for element in list {
-            do {
-                checkpoints.append(try CheckpointInfo(json: element))
-            } catch {
-                throw ToolError("\(label) sent a checkpoint this tool cannot read: \(error.message)", exitStatus: ExitStatus.unavailable)
+        try await call(.checkpoints, CheckpointsParams().jsonValue) { (result: JSONValue) throws(RPCError) in
+            guard case .array(let list)? = result["checkpoints"] else {
+                throw .invalidRequest("a checkpoints result needs a list")
             }
+            var checkpoints: [CheckpointInfo] = []
+            for element in list { checkpoints.append(try CheckpointInfo(json: element)) }
+            return checkpoints
         }
-        return checkpoints
     }
 
     func verify(from: UInt64, through: UInt64) async throws(ToolError) -> VerifyOutcome {
-        let result = try await call(.verify, VerifyParams(from: from, through: through).jsonValue)
-        do {
-            return try VerifyOutcome(json: result)
-        } catch {
-            throw ToolError("\(label) sent a verify result this tool cannot read: \(error.message)", exitStatus: ExitStatus.unavailable)
-        }
+        try await call(.verify, VerifyParams(from: from, through: through).jsonValue, reading: VerifyOutcome.init(json:))
     }
 
-    /// The daemon's `bisect` when it has one; otherwise a binary search with one `get` per probe
-    /// (the daemon rebuilds each probed state from its nearest checkpoint, and only the slice
-    /// under the condition's pointer crosses the socket).
+    /// The daemon's `bisect`: it searches with its checkpoints, in one request.
     func bisect(
         _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(ToolError) -> BisectAnswer {
-        // A daemon that offers `bisect` searches with its checkpoints, in one request.
-        if client.serverHello.supports(.bisect) {
-            progress(0, 1)
-            let result = try await call(.bisect, BisectParams(condition: condition, through: through).jsonValue)
-            do {
-                let outcome = try BisectOutcome(json: result)
-                progress(outcome.probes, outcome.probes)
-                return BisectAnswer(seq: outcome.seq, latest: outcome.through, probes: outcome.probes)
-            } catch {
-                throw ToolError("\(label) sent a bisect result this tool cannot read: \(error.message)", exitStatus: ExitStatus.unavailable)
-            }
-        }
-        // An older daemon: binary search over seqs from here, one `get` of the slice per probe.
-        let newest = try await latestSeq()
-        let latest = through ?? newest
-        guard latest <= newest else { throw ToolError("error 1006: seq \(latest) is beyond the latest seq \(newest)") }
-        var probes = 0
-        let estimate = latest <= 1 ? 2 : Int.bitWidth - (latest - 1).leadingZeroBitCount + 2
-        func holds(at seq: UInt64) async throws(ToolError) -> Bool {
-            probes += 1
-            progress(probes, max(estimate, probes))
-            do {
-                let slice = try await client.get(condition.pointer, at: seq)
-                return condition.holds(forValueAtPointer: slice.value)
-            } catch where error.serverError?.code == RPCError.Code.pathNotFound {
-                return condition.holds(forValueAtPointer: nil)
-            } catch {
-                if let server = error.serverError { throw ToolError(server) }
-                throw ToolError("\(label): \(error.message)", exitStatus: ExitStatus.unavailable)
-            }
-        }
-        guard try await holds(at: latest) else { return BisectAnswer(seq: nil, latest: latest, probes: probes) }
-        guard latest > 0, !(try await holds(at: 0)) else { return BisectAnswer(seq: 0, latest: latest, probes: probes) }
-        var low: UInt64 = 0
-        var high = latest
-        while high - low > 1 {
-            let middle = low + (high - low) / 2
-            if try await holds(at: middle) { high = middle } else { low = middle }
-        }
-        return BisectAnswer(seq: high, latest: latest, probes: probes)
+        progress(0, 1)
+        let outcome = try await call(
+            .bisect, BisectParams(condition: condition, through: through).jsonValue, reading: BisectOutcome.init(json:)
+        )
+        progress(outcome.probes, outcome.probes)
+        return BisectAnswer(seq: outcome.seq, latest: outcome.through, probes: outcome.probes)
     }
 
     func stats() async throws(ToolError) -> JSONValue {
@@ -148,12 +102,7 @@ struct LiveSource: StoreSource {
     }
 
     func backup(to path: String) async throws(ToolError) -> BackupOutcome {
-        let result = try await call(.backup, BackupParams(path: path).jsonValue, resend: .failIfConnectionLost)
-        do {
-            return try BackupOutcome(json: result)
-        } catch {
-            throw ToolError("\(label) sent a backup result this tool cannot read: \(error.message)", exitStatus: ExitStatus.unavailable)
-        }
+        try await call(.backup, BackupParams(path: path).jsonValue, resend: .failIfConnectionLost, reading: BackupOutcome.init(json:))
     }
 
     func dispatch(_ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool) {
@@ -197,7 +146,18 @@ struct LiveSource: StoreSource {
         await client.close()
     }
 
-    private func call(_ method: MethodName, _ params: JSONValue, resend: ResendPolicy = .resendAfterReconnect) async throws(ToolError) -> JSONValue {
-        try await run { () async throws(ReelClientError) in try await client.call(method: method.rawValue, params: params, resend: resend) }
+    /// Calls one of the daemon's maintenance methods and reads its result.
+    private func call<Result>(
+        _ method: MethodName, _ params: JSONValue, resend: ResendPolicy = .resendAfterReconnect,
+        reading read: (JSONValue) throws(RPCError) -> Result
+    ) async throws(ToolError) -> Result {
+        let result = try await run { () async throws(ReelClientError) in
+            try await client.call(method: method.rawValue, params: params, resend: resend)
+        }
+        do {
+            return try read(result)
+        } catch {
+            throw ToolError("\(label) sent a \(method.rawValue) result this tool cannot read: \(error.message)", exitStatus: ExitStatus.unavailable)
+        }
     }
 }
