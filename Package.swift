@@ -145,9 +145,11 @@ let package = Package(
         .target(
             name: "ReelTestSupport",
             dependencies: [
-                "ReelServer", "ReelJSON",
+                "ReelServer", "ReelStore", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/ReelTestSupport"
         ),

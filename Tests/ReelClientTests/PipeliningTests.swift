@@ -9,7 +9,7 @@ import Testing
 /// Many requests in flight on one connection, from many tasks.
 @Suite struct PipeliningTests {
     @Test func manyTasksShareOneConnectionAndEachGetsItsOwnAnswer() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/n", 0))
                 let tasks = 100

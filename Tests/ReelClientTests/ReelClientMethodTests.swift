@@ -3,12 +3,13 @@ import ReelClient
 import ReelCore
 import ReelJSON
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 /// Every protocol method through the client, against a real server on a real socket.
 @Suite struct ReelClientMethodTests {
     @Test func helloIsSentOnConnectAndOnRequest() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 let first = client.serverHello
                 #expect(first.server == "reeld")
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func dispatchesOneActionAndAnAtomicBatch() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 #expect(try await client.dispatch(Stock.set("/todos", [])) == DispatchReceipt(seq: 1))
                 let batch = try await client.dispatch(batch: [
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func expectedSeqMismatchCarriesTheLatestSeq() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/n", 0))
                 try await client.dispatch(Stock.increment())
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func aRepeatedIdempotencyKeyIsAnsweredAsDuplicateAndAppliedOnce() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/n", 0))
                 let key = ReelClient.makeIdempotencyKey()
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func getReadsNowAtASeqAndASlice() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/todos", []))
                 try await client.dispatch(Stock.append("/todos", ["title": "milk"]))
@@ -108,7 +109,7 @@ import Testing
     }
 
     @Test func historyPagesCarryTimesAndPeers() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 let before = Date()
                 try await client.dispatch(Stock.set("/n", 0))
@@ -137,7 +138,7 @@ import Testing
     }
 
     @Test func diffAndReplayAnswerTimeTravelQuestions() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/todos", []))
                 try await client.dispatch(Stock.append("/todos", ["title": "milk", "done": false]))
@@ -161,7 +162,7 @@ import Testing
     }
 
     @Test func statsAndRawCalls() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/n", 1))
                 let stats = try await client.stats()
@@ -182,7 +183,7 @@ import Testing
     }
 
     @Test func typedActionsAndStates() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(SetValue(path: "/counter", value: ["n": 1]))
                 try await client.dispatch(Increment(path: "/counter/n", by: 41))

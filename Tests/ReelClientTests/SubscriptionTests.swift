@@ -3,12 +3,13 @@ import ReelClient
 import ReelCore
 import ReelJSON
 import ReelProtocol
+import ReelTestSupport
 import Testing
 
 /// Each subscription mode, `since`, cancellation and typed state streams, against a real server.
 @Suite struct SubscriptionTests {
     @Test func valueModeDeliversTheNewValueWithIncreasingSeqs() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 let subscription = try await client.subscribe(try JSONPointer("/n"), mode: .value)
                 #expect(subscription.startSeq == 0)
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func patchModePatchesRebuildTheSlice() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/todos", []))
                 let todos = try JSONPointer("/todos")
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func actionsModeDeliversEveryActionInOrderWithItsPeer() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 let subscription = try await client.subscribe(mode: .actions)
                 #expect(subscription.startValue == nil)
@@ -99,7 +100,7 @@ import Testing
     }
 
     @Test func sinceDeliversWhatWasMissedFirst() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/n", 0))
                 for _ in 0..<4 { try await client.dispatch(Stock.increment()) }
@@ -132,7 +133,7 @@ import Testing
     }
 
     @Test func cancelUnsubscribesAndEndsTheSequence() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 // The daemon holds at most 64 subscriptions per connection: 100 in a row only
                 // fit if each cancel really unsubscribes.
@@ -154,7 +155,7 @@ import Testing
     }
 
     @Test func typedStateStreamsStartWithTheCurrentValue() async throws {
-        try await InProcessServer.run { server in
+        try await ServerHarness.run { server in
             try await server.withClient { client throws in
                 try await client.dispatch(Stock.set("/counter", ["n": 0]))
                 let counter = try JSONPointer("/counter")

@@ -1,32 +1,33 @@
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import ReelCore
 import ReelJSON
 import ReelServer
 import ReelStore
-import ReelTestSupport
 import ServiceLifecycle
-import Testing
 
-/// A real server on a real socket in a temporary directory, with the stock store behind it.
-struct ServerHarness {
-    let socketPath: String
-    let store: Store<JSONValue>
+/// A real server on a real socket in a temporary directory, with the stock store (on a real LMDB
+/// data directory) behind it: the server's tests and the client's share it.
+public struct ServerHarness: Sendable {
+    public let socketPath: String
+    public let store: Store<JSONValue>
 
-    static func run(
+    /// Runs a server for `body`, then shuts it down gracefully and closes the store. An error
+    /// thrown by `body` is rethrown once the server has stopped.
+    public static func run(
         configure: (inout ServerConfiguration) -> Void = { _ in },
         authorize: @escaping Authorizer = { _, _ in true },
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
-        let dir = try TemporaryDirectory()
-        let logger = Logger(label: "reel-server-test")
+        let dir = try TemporaryDirectory("reel-server-test")
+        var logger = Logger(label: "reel-server-test")
+        logger.logLevel = .warning
         let store = try Store(path: dir.sub("data"), definition: .stock, logger: logger)
         var configuration = ServerConfiguration(socketPath: dir.sub("reel.sock"))
         configure(&configuration)
         let server = ReelServer(configuration: configuration, store: store, authorize: authorize, logger: logger)
         let group = ServiceGroup(services: [server], logger: logger)
+        var failure: (any Error)?
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             for _ in 0..<500 where !FileManager.default.fileExists(atPath: configuration.socketPath) {
@@ -35,17 +36,17 @@ struct ServerHarness {
             do {
                 try await body(ServerHarness(socketPath: configuration.socketPath, store: store))
             } catch {
-                Issue.record("\(error)")
+                failure = error
             }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
         await store.close()
+        if let failure { throw failure }
     }
 
     /// Opens a connection for `body`, closed afterwards.
-    func connect<R: Sendable>(_ body: (TestConnection) async throws -> R) async throws -> R {
+    public func connect<R: Sendable>(_ body: (TestConnection) async throws -> R) async throws -> R {
         try await TestConnection.open(socketPath: socketPath, body)
     }
 }
-

@@ -100,15 +100,36 @@ public final class SpawnedDaemon: @unchecked Sendable {
         throw SpawnError("\(executable) did not open \(socketPath) within 10 s")
     }
 
-    /// Sends a signal and waits for the process to end; returns its exit status.
+    /// Sends a signal and waits up to `timeout` for the process to end; returns its exit status.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM) async throws -> Int32 {
+    public func stop(signal: Int32 = SIGTERM, within timeout: Duration = .seconds(10)) async throws -> Int32 {
         kill(process.processIdentifier, signal)
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard !process.isRunning else { throw SpawnError("\(executable) did not stop within \(timeout) after signal \(signal)") }
+        return process.terminationStatus
+    }
+
+    /// Runs a daemon that is expected to refuse to start, to its end: its status and what it
+    /// printed on stderr.
+    public func runToExit() async throws -> (status: Int32, stderr: String) {
+        process = Process()
+        stderrPipe = Pipe()
+        process.executableURL = try PackageExecutable.url(executable)
+        process.arguments = arguments
+        process.standardError = stderrPipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
         for _ in 0..<1_000 where process.isRunning {
             try await Task.sleep(for: .milliseconds(10))
         }
-        guard !process.isRunning else { throw SpawnError("\(executable) did not stop after signal \(signal)") }
-        return process.terminationStatus
+        if process.isRunning {
+            process.terminate()
+            throw SpawnError("\(executable) kept running")
+        }
+        return (process.terminationStatus, stderr)
     }
 
     /// The daemon's pid (0 before `start`).

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ReelTestSupport
 import Synchronization
 
 /// One connection on a plain POSIX socket that writes a prepared stream of request lines as fast
@@ -29,7 +30,7 @@ enum PipeliningClient {
     ///
     /// - Parameter endingInput: once every request is written, shut the socket's write side down
     ///   (what Ctrl-D does in `socat`), and go on reading.
-    /// - Throws: ``DaemonError`` when connecting fails, or when the daemon keeps the connection
+    /// - Throws: ``SpawnError`` when connecting fails, or when the daemon keeps the connection
     ///   open longer than `timeout`.
     static func run(
         socketPath: String, requests: [UInt8], endingInput: Bool = false, received: LineCounter = LineCounter(),
@@ -69,7 +70,7 @@ enum PipeliningClient {
         let deadline = ContinuousClock.now + timeout
         while true {
             guard ContinuousClock.now < deadline else {
-                throw DaemonError("the daemon kept the connection open for more than \(timeout)")
+                throw SpawnError("the daemon kept the connection open for more than \(timeout)")
             }
             var events = Int16(POLLIN)
             if writing { events |= Int16(POLLOUT) }
@@ -116,13 +117,13 @@ enum PipeliningClient {
     /// A connected, blocking socket; the caller closes it.
     static func connect(to path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw DaemonError("socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SpawnError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
             close(fd)
-            throw DaemonError("socket path too long: \(path)")
+            throw SpawnError("socket path too long: \(path)")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { sunPath in
             sunPath.copyBytes(from: bytes)
@@ -136,7 +137,7 @@ enum PipeliningClient {
         guard connected == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw DaemonError("connect \(path): \(reason)")
+            throw SpawnError("connect \(path): \(reason)")
         }
         return fd
     }

@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct ReeldEndToEndTests {
     @Test func servesStopsGracefullyAndKeepsItsStateAcrossRestarts() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
             #expect(try await connection.request(1, "dispatch", Params.set("/n", 41))["result"] == ["seq": 1])
@@ -20,7 +20,7 @@ import Testing
         #expect(try await daemon.stop(signal: SIGTERM) == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket outlived a clean stop")
 
-        let again = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let again = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await again.start()
         try await TestConnection.open(socketPath: again.socketPath) { connection throws in
             #expect(try await connection.request(1, "get")["result"] == ["seq": 2, "value": ["n": 42]])
@@ -31,15 +31,15 @@ import Testing
 
     @Test func aSecondDaemonOnTheSameDataRefusesAndTheFirstKeepsServing() async throws {
         let dir = try TemporaryDirectory()
-        let first = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await first.start()
-        let second = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("other.sock"))
+        let second = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("other.sock"))
         let outcome = try await second.runToExit()
         #expect(outcome.status != 0)
         #expect(outcome.stderr.contains("another reeld"))
         #expect(outcome.stderr.split(separator: "\n").count == 1, "not one line: \(outcome.stderr)")
         // Same socket, other data: the live socket is not taken over either.
-        let third = try DaemonProcess(dataDirectory: dir.sub("data2"), socketPath: dir.sub("reel.sock"))
+        let third = SpawnedDaemon(dataDirectory: dir.sub("data2"), socketPath: dir.sub("reel.sock"))
         let refused = try await third.runToExit()
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("in use"))
@@ -51,7 +51,7 @@ import Testing
 
     @Test func killNineDuringConcurrentDispatchesLosesNoAcknowledgedAction() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         let acknowledged = AcknowledgedActions()
         let socketPath = daemon.socketPath
@@ -86,7 +86,7 @@ import Testing
 
         // Restarted, the daemon serves exactly the replay of its log.
         let replayed = try Timeline(directory: data, definition: .stock).state(at: latest)
-        let again = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let again = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await again.start()
         try await TestConnection.open(socketPath: again.socketPath) { connection throws in
             let state = try await connection.request(1, "get")
@@ -98,7 +98,7 @@ import Testing
 
     @Test func garbageOnOneConnectionDisturbsNobodyElse() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         try await TestConnection.open(socketPath: daemon.socketPath) { good throws in
             #expect(try await good.request(1, "dispatch", Params.set("/kept", true))["result"] == ["seq": 1])
@@ -118,7 +118,7 @@ import Testing
 extension ReeldEndToEndTests {
     @Test func aFullStoreAnswers1010AndKeepsServing() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(
+        let daemon = SpawnedDaemon(
             dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
             extraArguments: ["--max-map-size", "1MiB", "--max-line-bytes", "4MiB"]
         )
@@ -136,7 +136,7 @@ extension ReeldEndToEndTests {
 
     @Test func aPeerStalledMidLineIsCutOff() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(
+        let daemon = SpawnedDaemon(
             dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"), extraArguments: ["--idle-timeout", "0.3"]
         )
         try await daemon.start()
@@ -156,7 +156,7 @@ extension ReeldEndToEndTests {
     @Test func anUnusableDataDirectoryIsRefusedInOneLine() async throws {
         let dir = try TemporaryDirectory()
         #expect(FileManager.default.createFile(atPath: dir.sub("not-a-directory"), contents: Data("x".utf8)))
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("not-a-directory"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("not-a-directory"), socketPath: dir.sub("reel.sock"))
         let outcome = try await daemon.runToExit()
         #expect(outcome.status != 0)
         #expect(outcome.stderr.hasPrefix("reeld: "))

@@ -12,7 +12,7 @@ import Testing
 
     @Test func sigtermMidStreamAnswersEveryDispatchItCommitted() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         let streams = (0..<Self.connections).map { RequestStream(connection: $0) }
         let received = LineCounter()
@@ -46,7 +46,7 @@ import Testing
         #expect(answeredInAll < Self.connections * Self.dispatchesPerConnection, "every request was answered: SIGTERM came too late to test a shutdown mid-stream")
 
         // Restarted, the log holds exactly the acknowledged actions: none committed unanswered.
-        let again = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let again = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await again.start()
         let state = try await TestConnection.open(socketPath: again.socketPath) { connection throws in
             try await connection.request(1, "get")
@@ -97,7 +97,7 @@ extension ReeldGracefulShutdownTests {
     /// (10 s), not forever, and the daemon still exits cleanly.
     @Test func aPeerThatNeverReadsHoldsShutdownOnlyUpToTheLimit() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         let big = JSONValue.string(String(repeating: "x", count: 256 << 10))
         try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
@@ -112,14 +112,10 @@ extension ReeldGracefulShutdownTests {
         try await Task.sleep(for: .milliseconds(300))  // the daemon reads them and fills the socket
 
         let signalled = ContinuousClock.now
-        kill(daemon.process.processIdentifier, SIGTERM)
-        while daemon.process.isRunning && ContinuousClock.now - signalled < .seconds(30) {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        let status = try await daemon.stop(within: .seconds(30))  // throws if it still runs then
         let took = ContinuousClock.now - signalled
-        #expect(!daemon.process.isRunning, "reeld still runs \(took) after SIGTERM")
         #expect(took < .seconds(15), "the shutdown took \(took); its limit is 10 s")
-        #expect(daemon.process.terminationStatus == 0)
+        #expect(status == 0)
     }
 }
 
@@ -129,7 +125,7 @@ extension ReeldGracefulShutdownTests {
     /// trap in NIO, "Deinited NIOAsyncWriter without calling finish()", status 132.)
     @Test(arguments: 0..<5) func connectionsArrivingDuringShutdownAreClosedCleanly(attempt: Int) async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         let socketPath = daemon.socketPath
         async let connections = PipeliningClient.connectBurst(socketPath: socketPath, count: 64)
@@ -144,7 +140,7 @@ extension ReeldGracefulShutdownTests {
 @Suite struct ReeldEndOfInputTests {
     @Test func aPeerThatEndsItsInputGetsEveryAnswerThenTheClose() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         let stream = RequestStream(connection: 0, count: 20)
         let outcome = try await PipeliningClient.run(socketPath: daemon.socketPath, requests: stream.bytes, endingInput: true)

@@ -7,7 +7,7 @@ import Testing
 @Suite(.serialized) struct ReeldProtocolTests {
     @Test func everyMethodAndErrorCode() async throws {
         let dir = try TemporaryDirectory()
-        let daemon = try DaemonProcess(
+        let daemon = SpawnedDaemon(
             dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
             extraArguments: ["--allow-admin", "none", "--max-subscriptions", "3"]
         )
