@@ -85,13 +85,7 @@ public final class SpawnedDaemon: @unchecked Sendable {
 
     /// Starts the daemon and waits until its socket accepts connections.
     public func start() async throws {
-        process = Process()
-        stderrPipe = Pipe()
-        process.executableURL = try PackageExecutable.url(executable)
-        process.arguments = arguments
-        process.standardError = stderrPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try launch()
         for _ in 0..<500 {
             if !process.isRunning { throw SpawnError("\(executable) exited at start: \(stderr)") }
             if Self.accepts(socketPath) { return }
@@ -115,13 +109,7 @@ public final class SpawnedDaemon: @unchecked Sendable {
     /// Runs a daemon that is expected to refuse to start, to its end: its status and what it
     /// printed on stderr.
     public func runToExit() async throws -> (status: Int32, stderr: String) {
-        process = Process()
-        stderrPipe = Pipe()
-        process.executableURL = try PackageExecutable.url(executable)
-        process.arguments = arguments
-        process.standardError = stderrPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try launch()
         for _ in 0..<1_000 where process.isRunning {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -130,6 +118,17 @@ public final class SpawnedDaemon: @unchecked Sendable {
             throw SpawnError("\(executable) kept running")
         }
         return (process.terminationStatus, stderr)
+    }
+
+    /// Starts a fresh process (a daemon can be started again after it stopped).
+    private func launch() throws {
+        process = Process()
+        stderrPipe = Pipe()
+        process.executableURL = try PackageExecutable.url(executable)
+        process.arguments = arguments
+        process.standardError = stderrPipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
     }
 
     /// The daemon's pid (0 before `start`).
