@@ -208,7 +208,7 @@ class Workload:
             b = {"type": "increment", "payload": {"path": "/batch" + self.tag, "by": w * 1000000 + n}}
             return [a, b], None
         if k < 0.45:
-            return [a], "k-%d-%d-%d" % (self.seed, w, n)
+            return [a], "k-%s-%d-%d-%d" % (self.tag, self.seed, w, n)
         return [a], None
 
     def _params(self, actions, key):

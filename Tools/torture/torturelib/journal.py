@@ -277,19 +277,24 @@ class ImageBuilder:
 
 
 def choose_cuts(journal, n, rng):
-    """n distinct cut positions in [1, len], biased toward barriers and acks: just before and
-    just after each, plus uniform ones. Sorted ascending."""
+    """n distinct cut positions in [1, len], sorted, drawn three ways: about 40% at or just
+    before an fsync/fdatasync (the commit's pages written, not yet synced: the most unsynced
+    data to lose or tear), 20% just before or after an O_DSYNC meta-page write or an ACK, and
+    40% uniformly."""
     total = len(journal)
     if total == 0:
         return []
-    special = journal.barrier_positions() + journal.ack_positions()
+    syncs = [r.index for r in journal.records if r.type in (R_SYNC, R_SYNCALL)]
+    others = [r.index for r in journal.records if r.type == R_ACK or (r.type == R_WRITE and r.flags & 1)]
     cuts = set()
     attempts = 0
-    while len(cuts) < min(n, total) and attempts < n * 20:
+    while len(cuts) < min(n, total) and attempts < n * 50:
         attempts += 1
         k = rng.random()
-        if special and k < 0.6:
-            c = rng.choice(special) + rng.choice([0, 1, 1, 2, -1, 3])
+        if syncs and k < 0.4:
+            c = rng.choice(syncs) - rng.choice([0, 0, 0, 1, 2])
+        elif others and k < 0.6:
+            c = rng.choice(others) + rng.choice([0, 1])
         else:
             c = rng.randint(1, total)
         if 1 <= c <= total:
