@@ -71,6 +71,8 @@
  * Journal mode and fault mode can be combined.
  *
  * Other environment: TORTURE_STATS=<path> — at exit, append a line of counters.
+ * TORTURE_NO_DSYNC=1 — in journal mode, record writes through O_DSYNC/O_SYNC descriptors as
+ * ordinary (not durable) writes: with fdatasync:LIE, a disk that ignores every flush.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -122,6 +124,7 @@ static size_t dir_real_len;
 static int journal_fd = -1;
 static int log_fd = -1;
 static int do_real_sync = 0;
+static int no_dsync = 0;
 
 /* fault rules */
 enum {
@@ -293,6 +296,8 @@ static void init(void) {
     if (l && *l) log_fd = (int)syscall(SYS_open, l, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     const char *f = getenv("TORTURE_FAULT");
     if (f && *f) parse_faults(f);
+    const char *nd = getenv("TORTURE_NO_DSYNC");
+    no_dsync = nd && strcmp(nd, "1") == 0;
     const char *rs = getenv("TORTURE_REAL_SYNC");
     do_real_sync = (journal_fd < 0) || (rs && strcmp(rs, "1") == 0);
     initialized = 1;
@@ -489,7 +494,7 @@ static void record_write(int fd, off_t offset, const struct iovec *iov, int iovc
     if (done <= 0) return;
     pthread_mutex_lock(&lock);
     stat_writes++;
-    journal_record(R_WRITE, (uint32_t)fds[fd].file, fds[fd].dsync ? 1 : 0, (uint64_t)offset, iov, iovcnt, (uint64_t)done);
+    journal_record(R_WRITE, (uint32_t)fds[fd].file, fds[fd].dsync && !no_dsync ? 1 : 0, (uint64_t)offset, iov, iovcnt, (uint64_t)done);
     pthread_mutex_unlock(&lock);
 }
 
