@@ -46,21 +46,31 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        .target(name: "ReelLMDB", dependencies: ["CReelLMDB"]),
+        // Named places in the write path where crash tests kill the process (armed by REEL_CRASH_POINT).
+        .target(name: "ReelCrashPoints"),
+        // Turns a fault inside an LMDB map (a damaged file LMDB could not tell) into a clear exit.
+        .target(name: "CReelFaultGuard"),
+        .target(name: "ReelLMDB", dependencies: ["CReelLMDB", "CReelFaultGuard", "ReelCrashPoints"]),
+        // XXH3-64, the checksum on every stored record (Debian's libxxhash-dev).
+        .systemLibrary(
+            name: "CReelXXHash",
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"])]
+        ),
         // `Int64(exactly: Double)` needs libm's `trunc`, which nothing else links without Foundation.
         .target(name: "ReelJSON", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         .target(name: "ReelCore", dependencies: ["ReelJSON"]),
         .target(
             name: "ReelStorage",
             dependencies: [
-                "ReelLMDB", "ReelCore", "ReelJSON",
+                "ReelLMDB", "ReelCore", "ReelJSON", "CReelXXHash", "ReelCrashPoints",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
             name: "ReelStore",
             dependencies: [
-                "ReelStorage", "ReelCore", "ReelJSON",
+                "ReelStorage", "ReelCore", "ReelJSON", "ReelCrashPoints",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -114,14 +124,14 @@ let package = Package(
         .target(
             name: "ReelApp",
             dependencies: [
-                "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelCore",
+                "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelStorage", "ReelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "reeld", dependencies: ["ReelApp", "ReelStore"]),
-        .executableTarget(name: "reel", dependencies: ["ReelTool", "ReelStore"]),
+        .executableTarget(name: "reeld", dependencies: ["ReelApp", "ReelStore", "ReelStorage"]),
+        .executableTarget(name: "reel", dependencies: ["ReelTool", "ReelStore", "ReelStorage"]),
         // The seeds of ReelExamples as runnable stores: `swift run reel-rpg serve`, `swift run reel-rpg get`.
         .executableTarget(name: "reel-rpg", dependencies: ["ReelApp", "ReelExamples"]),
         .executableTarget(name: "reel-todos", dependencies: ["ReelApp", "ReelExamples"]),
@@ -145,7 +155,7 @@ let package = Package(
         .target(
             name: "ReelTestSupport",
             dependencies: [
-                "ReelServer", "ReelStore", "ReelCore", "ReelJSON",
+                "ReelServer", "ReelStore", "ReelLMDB", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -204,7 +214,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "ReelStorageTests", dependencies: ["ReelStorage", "ReelLMDB", "ReelCore", "ReelJSON", "ReelTestSupport"]),
+        .testTarget(
+            name: "ReelStorageTests",
+            dependencies: ["ReelStorage", "ReelLMDB", "ReelCore", "ReelJSON", "ReelTestSupport"],
+            exclude: ["Fixtures"]
+        ),
         .testTarget(
             name: "ReelStoreTests",
             dependencies: [

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ReelCore
+import ReelStorage
 import ReelStore
 import ReelTool
 
@@ -33,6 +34,7 @@ public enum ReelApp {
     public static func main<State: StoreState>(_ definition: StoreDefinition<State>, programName: String? = nil) async -> Never {
         let arguments = CommandLine.arguments
         let name = programName ?? URL(fileURLWithPath: arguments.first ?? "reel").lastPathComponent
+        DataDirectory.guardAgainstDamagedFiles(program: name)
         exit(await run(definition, arguments: arguments, programName: name, environment: ProcessInfo.processInfo.environment))
     }
 

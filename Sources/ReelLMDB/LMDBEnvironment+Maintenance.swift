@@ -69,7 +69,7 @@ extension LMDBEnvironment {
             mdb_txn_abort(txn)
             gate.leaveShared()
         }
-        return try TransactionCore(txn: txn, environmentID: id, write: nil).stat(database)
+        return try TransactionCore(txn: txn, environmentID: id, write: nil, map: nil).stat(database)
     }
 
     /// Flushes commits to disk (`mdb_env_sync`). Needed only with ``Durability/noSync``, where

@@ -1,4 +1,5 @@
 import CReelLMDB
+import ReelCrashPoints
 
 extension LMDBEnvironment {
     /// Runs `body` in a read transaction: a consistent snapshot of every database as of the last
@@ -20,7 +21,7 @@ extension LMDBEnvironment {
             mdb_txn_abort(txn)
             gate.leaveShared()
         }
-        return try body(LMDBReadTransaction(TransactionCore(txn: txn, environmentID: id, write: nil)))
+        return try body(LMDBReadTransaction(TransactionCore(txn: txn, environmentID: id, write: nil, map: mapBounds)))
     }
 
     /// Runs `body` in the write transaction, committing when it returns and aborting when it throws.
@@ -82,7 +83,7 @@ extension LMDBEnvironment {
             writerThread.store(thread, ordering: .relaxed)
             var state = WriteState(thread: thread, mapSizeAtBegin: mapSize)
             let outcome = withUnsafeMutablePointer(to: &state) { state in
-                let transaction = LMDBWriteTransaction(TransactionCore(txn: txn, environmentID: id, write: state))
+                let transaction = LMDBWriteTransaction(TransactionCore(txn: txn, environmentID: id, write: state, map: nil))
                 return Result { () throws(E) -> R in try body(transaction) }
             }
             // Cleared while LMDB's writer lock is still held, so no other thread's id is overwritten.
@@ -110,8 +111,9 @@ extension LMDBEnvironment {
                     continue
                 }
                 let failure = LMDBError.make(rc, "mdb_txn_commit", nil)
-                if rc > 0 {
-                    // errno from write/fsync: never retry as if nothing happened (see fatalWriteError).
+                if rc > 0 && rc != LMDBError.Code.noSpace.rawValue && rc != LMDBError.Code.quotaExceeded.rawValue {
+                    // errno from write/fsync: never retry as if nothing happened (see fatalWriteError,
+                    // also for why a full disk is the exception).
                     failedCommit.withLock { $0 = $0 ?? failure }
                 }
                 throw .lmdb(failure)
@@ -142,7 +144,7 @@ extension LMDBEnvironment {
         try requireNoOpenTransactionOnThisThread(.mapResized, doing: "adopt the map size another process set")
         try gate.withExclusive { () throws(LMDBError) in
             try LMDBError.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize")
-            currentMapSize.store(Self.mapSize(of: handle), ordering: .relaxed)
+            mapChanged()
         }
     }
 
@@ -150,6 +152,8 @@ extension LMDBEnvironment {
     /// the failed transaction began (`observed`). Throws `mapFull` at ``Options/maxMapSize``.
     func growMap(after observed: Int) throws(LMDBError) {
         try requireNoOpenTransactionOnThisThread(.mapFull, doing: "grow the full map")
+        CrashPoint.mapGrow.reach()
+        defer { CrashPoint.mapGrown.reach() }
         try gate.withExclusive { () throws(LMDBError) in
             let current = Self.mapSize(of: handle)
             if current > observed { return }
@@ -161,7 +165,7 @@ extension LMDBEnvironment {
             let target = current > maximumMapSize / 2 ? maximumMapSize : current * 2
             try LMDBError.check(mdb_env_set_mapsize(handle, target), "mdb_env_set_mapsize",
                                 detail: "growing the map from \(current) to \(target) bytes")
-            currentMapSize.store(Self.mapSize(of: handle), ordering: .relaxed)
+            mapChanged()
         }
     }
 

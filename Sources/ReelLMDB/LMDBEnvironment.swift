@@ -1,3 +1,4 @@
+import CReelFaultGuard
 import CReelLMDB
 import Synchronization
 
@@ -39,6 +40,8 @@ public final class LMDBEnvironment: Sendable {
     let maximumMapSize: Int
     /// The size of this process's mapping; changed only while holding the gate exclusively.
     let currentMapSize: Atomic<Int>
+    /// Where the mapping starts; changed with ``currentMapSize``.
+    let currentMapStart: Atomic<UInt>
     /// The OS thread running a write transaction of this environment, or 0. Written only while
     /// LMDB's writer lock is held, so a thread only ever finds its own id here when it is the writer.
     let writerThread = Atomic<UInt>(0)
@@ -76,12 +79,15 @@ public final class LMDBEnvironment: Sendable {
         self.handle = opened.handle
         self.staleReadersCleared = opened.cleared
         self.currentMapSize = Atomic(opened.mapSize)
+        self.currentMapStart = Atomic(0)
         self.maximumMapSize = max(sizes.maximum, opened.mapSize)
         self.registration = registration
         self.id = nextEnvironmentID.wrappingAdd(1, ordering: .relaxed).oldValue
+        mapChanged()
     }
 
     deinit {
+        reel_fault_guard_set_region(id, nil, 0)
         mdb_env_close(handle)
         LMDBOpenRegistry.unregister(registration)
     }
@@ -100,6 +106,12 @@ public final class LMDBEnvironment: Sendable {
     /// report success for data that never reached the disk, so retrying the commit "as if nothing
     /// happened" could acknowledge lost writes. Close this instance and open the environment again
     /// (LMDB then reads the last durable state) once the cause is fixed.
+    ///
+    /// A full disk (`ENOSPC`, `EDQUOT`) is the exception: it is not fatal, and the next write may
+    /// succeed once space is back. LMDB writes the new meta page, which is what makes a commit
+    /// visible, only after every page write and the data sync succeeded, so a commit that failed
+    /// for want of space left no trace a later reader could see; and every later transaction
+    /// writes (copy-on-write) all the pages it references that the failed one had touched.
     public var fatalWriteError: LMDBError? { failedCommit.withLock { $0 } }
 
     /// Frees reader slots held by processes that no longer exist (`mdb_reader_check`).
@@ -149,6 +161,62 @@ public final class LMDBEnvironment: Sendable {
             mdb_env_close(env)
             throw error
         }
+    }
+
+    /// Makes a memory fault inside any LMDB map of this process end it with `message` and exit
+    /// status 74 instead of a signal.
+    ///
+    /// LMDB trusts the page numbers, offsets and sizes in its file, so a damaged file can make it
+    /// read outside the pages it wrote. ReelLMDB checks every key and value it hands out against
+    /// the map, and the storage layer checksums every record, but a fault inside LMDB's own walk
+    /// of a damaged B-tree page remains possible; this turns it into a clear exit. Faults outside
+    /// any map are left to end the process as they would have. For executables: call once, early.
+    public static func guardMapFaults(message: String) {
+        // Kept for the life of the process: the handler may read it at any time.
+        let text = strdup(message)
+        reel_fault_guard_install(text)
+    }
+
+    /// Where the current mapping of the data file starts, or 0 when it cannot be found.
+    ///
+    /// LMDB does not say (`mdb_env_info`'s `me_mapaddr` is only the address asked for with
+    /// `MDB_FIXEDMAP`), so this finds the mapping of the data file's inode in `/proc/self/maps`.
+    /// Reads the environment, so callers hold the gate or are `init`.
+    static func mapStart(of env: OpaquePointer) -> UInt {
+        var fd: Int32 = -1
+        var info = Glibc.stat()
+        guard mdb_env_get_fd(env, &fd) == MDB_SUCCESS, fstat(fd, &info) == 0,
+            let maps = fopen("/proc/self/maps", "r")
+        else { return 0 }
+        defer { fclose(maps) }
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), maps) != nil {
+            // start-end perms offset major:minor inode path
+            let fields = String(cString: line).split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 5, fields[2] == "00000000", UInt64(fields[4]) == UInt64(info.st_ino),
+                let start = fields[0].split(separator: "-").first.flatMap({ UInt($0, radix: 16) })
+            else { continue }
+            return start
+        }
+        return 0
+    }
+
+    /// Records a new mapping (after open, growth or adoption; the gate held exclusively or in
+    /// `init`): for the bounds check of every value read, and for the fault guard.
+    func mapChanged() {
+        let start = Self.mapStart(of: handle)
+        let size = Self.mapSize(of: handle)
+        currentMapStart.store(start, ordering: .relaxed)
+        currentMapSize.store(size, ordering: .relaxed)
+        reel_fault_guard_set_region(id, UnsafeRawPointer(bitPattern: start), start == 0 ? 0 : size)
+    }
+
+    /// The bounds a read transaction checks every key and value against (`nil` when the mapping
+    /// could not be found, which leaves the check to the checksums).
+    var mapBounds: MapBounds? {
+        let start = currentMapStart.load(ordering: .relaxed)
+        guard start != 0 else { return nil }
+        return MapBounds(start: start, end: start + UInt(currentMapSize.load(ordering: .relaxed)))
     }
 
     /// The size of the current mapping. Reads the environment, so callers hold the gate or are `init`.

@@ -12,6 +12,9 @@ struct TransactionCore {
     let environmentID: UInt64
     /// Present for write transactions: the thread check, the map-full flag, the borrow depth.
     let write: UnsafeMutablePointer<WriteState>?
+    /// Present for read transactions: where every key and value LMDB returns must lie. (A write
+    /// transaction's own changes live in memory outside the map.)
+    let map: MapBounds?
 
     /// Checks every operation makes before touching LMDB.
     @inline(__always)
@@ -62,7 +65,9 @@ struct TransactionCore {
         enter(db)
         var k = MDB_val(key)
         var value = MDB_val()
-        return try LMDBError.found(mdb_get(txn, db.handle, &k, &value), "mdb_get") ? value : nil
+        guard try LMDBError.found(mdb_get(txn, db.handle, &k, &value), "mdb_get") else { return nil }
+        try map?.check(value, "mdb_get")
+        return value
     }
 
     func withValue<R>(forRawKey key: UnsafeRawBufferPointer, in db: LMDBDatabase,
@@ -145,7 +150,12 @@ struct TransactionCore {
     func move(_ cursor: OpaquePointer, _ op: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val)
         throws(LMDBError) -> Bool
     {
-        try LMDBError.found(mdb_cursor_get(cursor, &key, &value, op), "mdb_cursor_get")
+        guard try LMDBError.found(mdb_cursor_get(cursor, &key, &value, op), "mdb_cursor_get") else { return false }
+        if let map {
+            try map.check(key, "mdb_cursor_get")
+            try map.check(value, "mdb_cursor_get")
+        }
+        return true
     }
 
     /// Positions at the first entry whose key is at or after `target` in the database's order
@@ -183,3 +193,24 @@ extension MDB_val {
 
 /// A non-null address for empty keys and values, so LMDB never sees a null `mv_data`.
 nonisolated(unsafe) private let emptyBytes = UnsafeRawPointer(UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))
+
+/// Where the memory map lies. LMDB trusts the sizes and offsets in its pages; in a damaged file
+/// they can point anywhere, and reading there would crash the process or return other memory as
+/// data. So every key and value a read transaction gets back is checked to lie inside the map:
+/// outside is damage (`MDB_CORRUPTED`), reported before anyone reads a byte of it.
+@usableFromInline
+struct MapBounds {
+    let start: UInt
+    let end: UInt
+
+    @inline(__always)
+    func check(_ val: MDB_val, _ operation: StaticString) throws(LMDBError) {
+        let address = UInt(bitPattern: val.mv_data)
+        guard address >= start, address <= end, val.mv_size <= end - address else {
+            throw LMDBError(
+                code: .corrupted, operation: "\(operation)",
+                detail: "LMDB returned \(val.mv_size) bytes at an address outside the data file's map: the file is damaged"
+            )
+        }
+    }
+}

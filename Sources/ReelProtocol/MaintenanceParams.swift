@@ -15,6 +15,22 @@ public struct CheckpointsParams: Sendable, Equatable {
     public var jsonValue: JSONValue { .object([:]) }
 }
 
+/// The params of `scan` (an addition): none. The daemon reads every record of its data directory
+/// on a read transaction of its own, checks each one's checksum, and reports every damaged one.
+public struct ScanParams: Sendable, Equatable {
+    public init() {}
+
+    /// Reads the params of a `scan` call.
+    ///
+    /// - Throws: -32602 for any member.
+    public init(params: JSONValue?) throws(RPCError) {
+        _ = try ParamsReader(params, method: .scan, allowed: [])
+    }
+
+    /// The params as a client sends them.
+    public var jsonValue: JSONValue { .object([:]) }
+}
+
 /// The params of `verify` (an addition): `{from?: 0, through?: latest}`.
 ///
 /// The daemon replays `from + 1 ... through` and compares the result with every checkpoint in

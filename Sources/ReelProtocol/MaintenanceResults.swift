@@ -1,7 +1,7 @@
 import ReelCore
 import ReelJSON
 
-// Results of the maintenance methods added to protocol 1 (`checkpoints`, `verify`, `backup`),
+// Results of the maintenance methods added to protocol 1 (`checkpoints`, `verify`, `backup`, `scan`),
 // as types both sides use: the server writes them with `jsonValue`, clients read them back with
 // `init(json:)`, so the two cannot drift apart.
 
@@ -200,5 +200,73 @@ public struct BisectOutcome: Sendable, Equatable {
         var seq: UInt64?
         if let found = seqValue.intValue, found >= 0 { seq = UInt64(found) }
         self.init(seq: seq, through: UInt64(through), probes: Int(probes))
+    }
+}
+
+/// The `scan` result: `{actions, checkpoints, idempotencyKeys, damaged: [{what, seq?, key?, reason}]}`,
+/// where `what` is `action`, `log`, `checkpoint` or `idempotencyKey`.
+public struct ScanOutcome: Sendable, Equatable {
+    /// One damaged record, or damage to the log as a whole.
+    public struct Damage: Sendable, Equatable {
+        /// `action`, `log`, `checkpoint` or `idempotencyKey`.
+        public var what: String
+        public var seq: UInt64?
+        public var key: String?
+        public var reason: String
+
+        public init(what: String, seq: UInt64?, key: String?, reason: String) {
+            self.what = what
+            self.seq = seq
+            self.key = key
+            self.reason = reason
+        }
+
+        public var jsonValue: JSONValue {
+            var members: [String: JSONValue] = ["what": .string(what), "reason": .string(reason)]
+            if let seq { members["seq"] = JSONValue(seq: seq) }
+            if let key { members["key"] = .string(key) }
+            return .object(members)
+        }
+
+        /// Whether the log is damaged (an action or the log as a whole), not just a checkpoint or key.
+        public var isLogDamage: Bool { what == "action" || what == "log" }
+    }
+
+    public var actions: UInt64
+    public var checkpoints: Int
+    public var idempotencyKeys: Int
+    public var damaged: [Damage]
+
+    public init(actions: UInt64, checkpoints: Int, idempotencyKeys: Int, damaged: [Damage]) {
+        self.actions = actions
+        self.checkpoints = checkpoints
+        self.idempotencyKeys = idempotencyKeys
+        self.damaged = damaged
+    }
+
+    public var jsonValue: JSONValue {
+        [
+            "actions": JSONValue(seq: actions), "checkpoints": .int(Int64(checkpoints)),
+            "idempotencyKeys": .int(Int64(idempotencyKeys)), "damaged": .array(damaged.map(\.jsonValue)),
+        ]
+    }
+
+    /// - Throws: -32600 when a member is missing or malformed.
+    public init(json: JSONValue) throws(RPCError) {
+        guard let actions = json["actions"]?.intValue, let checkpoints = json["checkpoints"]?.intValue,
+            let keys = json["idempotencyKeys"]?.intValue, case .array(let damaged)? = json["damaged"]
+        else {
+            throw .invalidRequest("a scan result needs actions, checkpoints, idempotencyKeys and damaged")
+        }
+        var list: [Damage] = []
+        for element in damaged {
+            guard case .string(let what)? = element["what"], case .string(let reason)? = element["reason"] else {
+                throw .invalidRequest("expected {what, seq?, key?, reason}, not \(element.jsonString)")
+            }
+            var key: String?
+            if case .string(let name)? = element["key"] { key = name }
+            list.append(Damage(what: what, seq: element["seq"]?.intValue.map { UInt64(clamping: $0) }, key: key, reason: reason))
+        }
+        self.init(actions: UInt64(clamping: actions), checkpoints: Int(clamping: checkpoints), idempotencyKeys: Int(clamping: keys), damaged: list)
     }
 }

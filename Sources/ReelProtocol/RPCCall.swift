@@ -36,6 +36,8 @@ public enum RPCCall: Sendable, Equatable {
     case backup(BackupParams)
     /// `bisect`: the first seq at which a condition on the state holds (an addition).
     case bisect(BisectParams)
+    /// `scan`: check every stored record's checksum and report the damaged ones (an addition).
+    case scan(ScanParams)
 
     /// Reads the method and params of a parsed request.
     ///
@@ -68,6 +70,7 @@ public enum RPCCall: Sendable, Equatable {
         case .verify: self = .verify(try VerifyParams(params: params))
         case .backup: self = .backup(try BackupParams(params: params))
         case .bisect: self = .bisect(try BisectParams(params: params))
+        case .scan: self = .scan(try ScanParams(params: params))
         }
     }
 
@@ -87,6 +90,7 @@ public enum RPCCall: Sendable, Equatable {
         case .verify: .verify
         case .backup: .backup
         case .bisect: .bisect
+        case .scan: .scan
         }
     }
 
@@ -106,6 +110,7 @@ public enum RPCCall: Sendable, Equatable {
         case .verify(let params): params.jsonValue
         case .backup(let params): params.jsonValue
         case .bisect(let params): params.jsonValue
+        case .scan(let params): params.jsonValue
         }
     }
 

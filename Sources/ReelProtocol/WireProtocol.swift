@@ -48,6 +48,8 @@ public enum MethodName: String, Sendable, CaseIterable {
     case backup
     /// The first seq at which a condition on the state holds, found with the checkpoints (an addition).
     case bisect
+    /// Checks the checksum of every stored record and reports every damaged one (an addition).
+    case scan
 }
 
 /// The capabilities a protocol-1 server advertises in the `hello` result.
@@ -82,6 +84,8 @@ public enum Capability: String, Sendable, CaseIterable {
     case backup
     /// The `bisect` method.
     case bisect
+    /// The `scan` method.
+    case scan
 
     /// The names of every capability, in declaration order: what the `hello` result lists by default.
     public static let all: [String] = allCases.map(\.rawValue)

@@ -14,7 +14,7 @@ public enum Permission: String, Sendable, CaseIterable {
     public init(for method: MethodName) {
         switch method {
         case .dispatch: self = .dispatch
-        case .stats, .verify, .backup: self = .admin
+        case .stats, .verify, .backup, .scan: self = .admin
         case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .checkpoints, .bisect: self = .read
         }
     }

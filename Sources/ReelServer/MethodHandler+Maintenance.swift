@@ -27,6 +27,19 @@ extension MethodHandler {
         return VerifyOutcome(report, from: params.from, through: through).jsonValue
     }
 
+    static func scan(_ directory: DataDirectory) throws(StoreError) -> JSONValue {
+        let report: IntegrityReport
+        do {
+            report = try directory.scanIntegrity()
+        } catch {
+            throw StoreError(.storage, error.message, underlying: error)
+        }
+        return ScanOutcome(
+            actions: report.actions, checkpoints: report.checkpoints, idempotencyKeys: report.idempotencyKeys,
+            damaged: report.damage.map { .init(what: $0.kind.rawValue, seq: $0.seq, key: $0.key, reason: $0.reason) }
+        ).jsonValue
+    }
+
     static func backup(_ params: BackupParams, directory: DataDirectory) throws(StoreError) -> JSONValue {
         do {
             let report = try directory.backup(to: params.path)

@@ -76,6 +76,8 @@ public struct MethodHandler<State: StoreState>: Sendable {
             return try await query { () throws(StoreError) in try Self.verify(params, timeline: timeline) }
         case .backup(let params):
             return try await query { () throws(StoreError) in try Self.backup(params, directory: timeline.directory) }
+        case .scan:
+            return try await query { () throws(StoreError) in try Self.scan(timeline.directory) }
         case .bisect(let params):
             return try await query { () throws(StoreError) in
                 let result = try timeline.bisect(through: params.through) { params.condition.holds(in: $0) }

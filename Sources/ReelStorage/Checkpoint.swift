@@ -68,10 +68,16 @@ extension String {
 }
 
 /// On-disk layout of a checkpoint (value of the `checkpoints` database; the key is the seq):
-/// record version (1) · reducer name · reducer version (strings) · time (zigzag varint) ·
-/// hash length (varint) · hash · the state bytes to the end.
+/// record version (2) · reducer name · reducer version (strings) · time (zigzag varint) ·
+/// hash length (varint) · hash · the state bytes · checksum (``RecordChecksum``, seeded with the
+/// seq). Version 1, written by storage format 1, is the same without the checksum.
+///
+/// The checksum covers the whole record, header included, so it is checked even when only the
+/// header is wanted: a damaged checkpoint is never listed, compared or loaded. (XXH3 reads even a
+/// large state in milliseconds; the SHA-256 state hash is not recomputed on load.)
 enum CheckpointCodec {
-    static let recordVersion: UInt8 = 1
+    static let legacyVersion: UInt8 = 1
+    static let recordVersion: UInt8 = 2
 
     static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
         var writer = BinaryWriter(reservingCapacity: checkpoint.stateBytes.count + 96)
@@ -82,24 +88,31 @@ enum CheckpointCodec {
         writer.writeVarint(UInt64(checkpoint.hash.count))
         writer.writeBytes(checkpoint.hash)
         writer.writeBytes(checkpoint.stateBytes)
-        return writer.bytes
+        var bytes = writer.bytes
+        RecordChecksum.seal(&bytes, seed: checkpoint.seq)
+        return bytes
     }
 
-    /// Decodes the header, and the state bytes too unless `headerOnly`.
-    static func decode(seq: UInt64, from bytes: UnsafeRawBufferPointer, headerOnly: Bool = false) throws(StorageError) -> Checkpoint {
+    /// Decodes the header, and the state bytes too unless `headerOnly`, after checking the checksum.
+    ///
+    /// - Parameter acceptingLegacy: whether a version-1 record (no checksum) may be read.
+    /// - Throws: ``StorageError`` `.corrupt` when the record is damaged.
+    static func decode(
+        seq: UInt64, from bytes: UnsafeRawBufferPointer, headerOnly: Bool = false, acceptingLegacy: Bool = false
+    ) throws(StorageError) -> Checkpoint {
+        let body = try RecordChecksum.checkedBody(
+            bytes, seed: seq, version: recordVersion, legacyVersion: acceptingLegacy ? legacyVersion : nil
+        ) { "checkpoint \(seq) is damaged: \($0)" }
         do {
-            var reader = BinaryReader(bytes)
-            let version = try reader.readUInt8()
-            guard version == recordVersion else {
-                throw StorageError(.incompatible, "checkpoint \(seq) has record version \(version); this build reads \(recordVersion)")
-            }
+            var reader = BinaryReader(body)
+            _ = try reader.readUInt8()
             let name = try reader.readString()
             let reducerVersion = try reader.readString()
             let time = try reader.readSignedVarint()
             let hashCount = try reader.readVarint()
-            guard hashCount <= 64 else { throw StorageError(.corrupt, "checkpoint \(seq) is damaged") }
+            guard hashCount <= 64 else { throw StorageError(.corrupt, "checkpoint \(seq) is damaged: a hash of \(hashCount) bytes") }
             let hash = try reader.readBytes(count: Int(hashCount))
-            let state = headerOnly ? [] : try reader.readBytes(count: bytes.count - reader.position)
+            let state = headerOnly ? [] : try reader.readBytes(count: body.count - reader.position)
             return Checkpoint(
                 seq: seq, reducer: ReducerIdentity(name: name, version: reducerVersion),
                 time: Timestamp(nanosecondsSince1970: time), stateBytes: state, hash: hash

@@ -5,6 +5,9 @@ import ReelLMDB
 public struct SkippedCheckpoint: Sendable {
     public var seq: UInt64
     public var reason: String
+    /// Whether it was passed over because it is damaged (rather than made by another reducer):
+    /// the store rebuilds such a checkpoint.
+    public var isDamaged: Bool = false
 }
 
 extension DataDirectory {
@@ -22,16 +25,26 @@ extension DataDirectory {
                 var found: Checkpoint?
                 try txn.forEach(in: checkpoints, from: seq, reverse: true) { key, value in
                     let key = try Self.decodeSeq(key, checkpoints)
-                    let header = try Self.decodeCheckpoint(key, value, headerOnly: true)
-                    guard header.reducer == reducer else {
+                    let checkpoint: Checkpoint
+                    switch Result(catching: { () throws(StorageError) in try decodeCheckpoint(key, value, headerOnly: false) }) {
+                    case .success(let decoded):
+                        checkpoint = decoded
+                    case .failure(let error) where error.code == .corrupt:
+                        skipped.append(SkippedCheckpoint(seq: key, reason: error.message, isDamaged: true))
+                        return true
+                    case .failure(let error):
+                        throw error
+                    }
+                    guard checkpoint.reducer == reducer else {
                         skipped.append(SkippedCheckpoint(
-                            seq: key, reason: "made by reducer \(header.reducer), not \(reducer)"
+                            seq: key, reason: "made by reducer \(checkpoint.reducer), not \(reducer)"
                         ))
                         return true
                     }
-                    let checkpoint = try Self.decodeCheckpoint(key, value, headerOnly: false)
-                    guard checkpoint.isIntact else {
-                        skipped.append(SkippedCheckpoint(seq: key, reason: "its contents do not match its hash"))
+                    // Records of format 2 are checked by their checksum as they are decoded; a
+                    // format-1 record has only its state hash.
+                    guard !acceptsLegacyRecords || checkpoint.isIntact else {
+                        skipped.append(SkippedCheckpoint(seq: key, reason: "its contents do not match its hash", isDamaged: true))
                         return true
                     }
                     found = checkpoint
@@ -44,13 +57,23 @@ extension DataDirectory {
         }
     }
 
-    /// Every checkpoint's header (seq, reducer, time, hash; no state bytes), oldest first.
-    public func checkpointHeaders() throws(StorageError) -> [Checkpoint] {
+    /// Every intact checkpoint's header (seq, reducer, time, hash; no state bytes), oldest first.
+    ///
+    /// - Parameter damaged: called with each damaged checkpoint, which is left out.
+    public func checkpointHeaders(damaged: (SkippedCheckpoint) -> Void = { _ in }) throws(StorageError) -> [Checkpoint] {
         do {
             return try env.read { txn in
                 var headers: [Checkpoint] = []
                 try txn.forEach(in: checkpoints) { key, value in
-                    headers.append(try Self.decodeCheckpoint(try Self.decodeSeq(key, checkpoints), value, headerOnly: true))
+                    let seq = try Self.decodeSeq(key, checkpoints)
+                    switch Result(catching: { () throws(StorageError) in try decodeCheckpoint(seq, value, headerOnly: true) }) {
+                    case .success(let header):
+                        headers.append(header)
+                    case .failure(let error) where error.code == .corrupt:
+                        damaged(SkippedCheckpoint(seq: seq, reason: error.message, isDamaged: true))
+                    case .failure(let error):
+                        throw error
+                    }
                     return true
                 }
                 return headers
@@ -64,16 +87,16 @@ extension DataDirectory {
     public func checkpoint(at seq: UInt64) throws(StorageError) -> Checkpoint? {
         do {
             return try env.read { txn in
-                try txn.withValue(forKey: seq, in: checkpoints) { try Self.decodeCheckpoint(seq, $0, headerOnly: false) }
+                try txn.withValue(forKey: seq, in: checkpoints) { try decodeCheckpoint(seq, $0, headerOnly: false) }
             }
         } catch {
             throw Self.wrap(error, "cannot read checkpoint \(seq)")
         }
     }
 
-    private static func decodeCheckpoint(_ seq: UInt64, _ value: RawSpan, headerOnly: Bool) throws(StorageError) -> Checkpoint {
+    private func decodeCheckpoint(_ seq: UInt64, _ value: RawSpan, headerOnly: Bool) throws(StorageError) -> Checkpoint {
         try value.withUnsafeBytes { bytes throws(StorageError) in
-            try CheckpointCodec.decode(seq: seq, from: bytes, headerOnly: headerOnly)
+            try CheckpointCodec.decode(seq: seq, from: bytes, headerOnly: headerOnly, acceptingLegacy: acceptsLegacyRecords)
         }
     }
 }

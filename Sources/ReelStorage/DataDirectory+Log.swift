@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelJSON
+import ReelCrashPoints
 import ReelLMDB
 
 /// The seqs an idempotency key was given: a single action has `count == 1`.
@@ -15,16 +16,46 @@ public struct DedupRecord: Sendable, Equatable {
 
     public var seqs: ClosedRange<UInt64> { firstSeq...(firstSeq + count - 1) }
 
-    var encoded: [UInt8] {
-        var writer = BinaryWriter(reservingCapacity: 12)
+    /// Record version of the `dedup` database's values; version 1 (storage format 1) was the two
+    /// varints alone, with no version byte and no checksum.
+    static let recordVersion: UInt8 = 2
+
+    /// Layout: record version (2) · `firstSeq` · `count` (varints) · checksum (``RecordChecksum``,
+    /// seeded with the key).
+    func encoded(forKey key: String) -> [UInt8] {
+        var writer = BinaryWriter(reservingCapacity: 24)
+        writer.writeUInt8(Self.recordVersion)
         writer.writeVarint(firstSeq)
         writer.writeVarint(count)
-        return writer.bytes
+        var bytes = writer.bytes
+        RecordChecksum.seal(&bytes, seed: RecordChecksum.seed(ofKey: key.utf8))
+        return bytes
     }
 
-    init(decoding bytes: UnsafeRawBufferPointer) throws {
-        var reader = BinaryReader(bytes)
-        self.init(firstSeq: try reader.readVarint(), count: try reader.readVarint())
+    /// Decodes the record stored under `key`, after checking its checksum.
+    /// - Throws: ``StorageError`` `.corrupt` when it is damaged.
+    init(decoding bytes: UnsafeRawBufferPointer, key: String, acceptingLegacy: Bool = false) throws(StorageError) {
+        let damaged = { (reason: String) in "the record of idempotency key '\(key)' is damaged: \(reason)" }
+        do {
+            if acceptingLegacy, bytes.first != Self.recordVersion || RecordChecksum.open(bytes, seed: RecordChecksum.seed(ofKey: key.utf8)) == nil {
+                var reader = BinaryReader(bytes)
+                self.init(firstSeq: try reader.readVarint(), count: try reader.readVarint())
+                guard reader.isAtEnd else { throw StorageError(.corrupt, damaged("unexpected bytes")) }
+            } else {
+                let body = try RecordChecksum.checkedBody(
+                    bytes, seed: RecordChecksum.seed(ofKey: key.utf8), version: Self.recordVersion, legacyVersion: nil, damaged: damaged
+                )
+                var reader = BinaryReader(body)
+                _ = try reader.readUInt8()
+                self.init(firstSeq: try reader.readVarint(), count: try reader.readVarint())
+                guard reader.isAtEnd else { throw StorageError(.corrupt, damaged("unexpected bytes")) }
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.corrupt, damaged("\(error)"))
+        }
+        guard count >= 1, firstSeq >= 1 else { throw StorageError(.corrupt, damaged("it names no seq")) }
     }
 }
 
@@ -57,7 +88,7 @@ extension DataDirectory {
         guard !batch.isEmpty else { return }
         // Encode before the transaction: the body may run again after the map grows.
         let records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
-        let dedupRecords = batch.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded) }
+        let dedupRecords = batch.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
         let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
         do {
             try env.write { txn in
@@ -76,6 +107,8 @@ extension DataDirectory {
                 for record in checkpointRecords {
                     try txn.put(record.bytes, forKey: record.seq, in: checkpoints, append: false)
                 }
+                if !records.isEmpty { CrashPoint.commitInside.reach() }
+                if !checkpointRecords.isEmpty { CrashPoint.checkpointCommit.reach() }
             }
         } catch {
             throw Self.wrap(error, "commit failed")
@@ -91,11 +124,30 @@ extension DataDirectory {
         }
     }
 
+    /// The last key of the log, checked against the number of entries LMDB counts and the first
+    /// key: seqs run from 1 without a gap, so they agree unless the file lost or garbled keys (a
+    /// damaged page can make a B-tree walk silently end early, and its tail must not pass for the
+    /// end of the log). Every reader asks this first, so a misshapen log is never served.
     static func latestSeq(_ txn: borrowing some LMDBReadable & ~Copyable, _ log: LMDBDatabase) throws -> UInt64 {
         var latest: UInt64 = 0
         try txn.forEach(in: log, reverse: true) { key, _ in
             latest = try decodeSeq(key, log)
             return false
+        }
+        let entries = UInt64(try txn.count(in: log))
+        guard latest == entries else {
+            throw StorageError(
+                .corrupt, "the log is damaged: its index counts \(entries) actions but its last seq is \(latest)"
+            )
+        }
+        if latest > 0 {
+            try txn.forEach(in: log) { key, _ in
+                let first = try decodeSeq(key, log)
+                guard first == 1 else {
+                    throw StorageError(.corrupt, "the log is damaged: it starts at seq \(first), not 1")
+                }
+                return false
+            }
         }
         return latest
     }
@@ -112,7 +164,7 @@ extension DataDirectory {
         do {
             return try env.read { txn in
                 try txn.withValue(forKey: seq, in: log) { value in
-                    try value.withUnsafeBytes { bytes throws(StorageError) in try EnvelopeCodec.decode(seq: seq, from: bytes) }
+                    try value.withUnsafeBytes { bytes throws(StorageError) in try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: acceptsLegacyRecords) }
                 }
             }
         } catch {
@@ -130,11 +182,19 @@ extension DataDirectory {
         guard first <= last else { return }
         do {
             try env.read { txn in
+                var expected = max(first, 1)
                 try txn.forEach(in: log, from: first) { key, value in
                     let seq = try Self.decodeSeq(key, log)
+                    // Seqs have no gaps: until `last`, any other key is a lost or garbled one
+                    // (checked before the end test, so a garbled key beyond `last` cannot end the
+                    // walk early as if the log stopped there).
+                    guard seq == expected || expected > last else {
+                        throw StorageError(.corrupt, "the log is damaged: seq \(expected) is missing (the next key is \(seq))")
+                    }
                     guard seq <= last else { return false }
+                    expected += 1
                     let envelope = try value.withUnsafeBytes { bytes throws(StorageError) in
-                        try EnvelopeCodec.decode(seq: seq, from: bytes)
+                        try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: acceptsLegacyRecords)
                     }
                     return try body(envelope)
                 }
@@ -149,7 +209,7 @@ extension DataDirectory {
         do {
             return try env.read { txn in
                 try txn.withValue(forKey: Array(key.utf8), in: dedup) { value in
-                    try value.withUnsafeBytes { try DedupRecord(decoding: $0) }
+                    try value.withUnsafeBytes { bytes throws(StorageError) in try DedupRecord(decoding: bytes, key: key, acceptingLegacy: acceptsLegacyRecords) }
                 }
             }
         } catch {

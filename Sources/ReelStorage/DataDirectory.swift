@@ -15,8 +15,14 @@ import ReelLMDB
 /// A read-only handle (``Options/readOnly``) never writes and is safe to use while a daemon in
 /// another process appends.
 public final class DataDirectory: Sendable {
-    /// The storage format this build reads and writes, recorded in `meta` when a directory is created.
-    public static let formatVersion = "1"
+    /// The storage format this build writes, recorded in `meta` when a directory is created.
+    ///
+    /// Format 2 puts a checksum on every record (``RecordChecksum``). Format 1 directories are
+    /// upgraded in place when opened for writing (``upgradeFromFormat1(env:databases:path:)``) and
+    /// read as they are when opened read-only.
+    public static let formatVersion = "2"
+    /// The formats this build opens.
+    static let readableFormats = ["1", "2"]
 
     /// How to open a data directory.
     public struct Options: Sendable {
@@ -44,6 +50,11 @@ public final class DataDirectory: Sendable {
     public let metadata: Metadata
     /// Stale reader slots (left by killed processes) cleared when the directory was opened.
     public let staleReadersCleared: Int
+    /// Whether records without a checksum (storage format 1) are read: only from a format-1
+    /// directory opened read-only. Everywhere else such a record is damage.
+    public let acceptsLegacyRecords: Bool
+    /// The number of records rewritten with checksums when a format-1 directory was opened.
+    public let upgradedRecords: Int
 
     let env: LMDBEnvironment
     let log: LMDBDatabase
@@ -89,7 +100,14 @@ public final class DataDirectory: Sendable {
         } catch {
             throw StorageError(.io, "cannot open the databases in \(path): \(error)", underlying: error as? LMDBError)
         }
-        metadata = try Metadata.load(env: env, db: meta, path: path, reducerName: reducerName, readOnly: options.readOnly)
+        var metadata = try Metadata.load(env: env, db: meta, path: path, reducerName: reducerName, readOnly: options.readOnly)
+        var upgraded = 0
+        if metadata.formatVersion == "1" && !options.readOnly {
+            upgraded = try Self.upgradeFromFormat1(env: env, databases: (log, checkpoints, dedup, meta), metadata: &metadata, path: path)
+        }
+        self.metadata = metadata
+        self.upgradedRecords = upgraded
+        acceptsLegacyRecords = metadata.formatVersion == "1"
     }
 
     private static func openError(_ error: LMDBError, path: String, readOnly: Bool) -> StorageError {
@@ -114,7 +132,25 @@ public final class DataDirectory: Sendable {
         if lmdb.code == .mapFull || lmdb.code == .noSpace || lmdb.code == .quotaExceeded {
             return StorageError(.full, "\(what): storage is full (\(lmdb.message))", underlying: lmdb)
         }
+        if lmdb.code == .corrupted || lmdb.code == .pageNotFound {
+            return StorageError(
+                .corrupt, "\(what): the data file is damaged (\(lmdb.message)); `reel verify` reports what it can read",
+                underlying: lmdb
+            )
+        }
         return StorageError(.io, "\(what): \(lmdb.message)", underlying: lmdb)
+    }
+
+    /// Makes a crash while reading a damaged data file end the process with a clear message on
+    /// stderr and exit status 74, instead of a signal (see `LMDBEnvironment.guardMapFaults`).
+    /// For executables, once, early.
+    ///
+    /// - Parameter program: the name the message starts with.
+    public static func guardAgainstDamagedFiles(program: String) {
+        LMDBEnvironment.guardMapFaults(
+            message: "\(program): a data file is damaged: reading it led outside its pages, and nothing was served from it; "
+                + "`reel verify --data-dir DIR` reports what it can read; restore from a backup"
+        )
     }
 
     /// Current size of the memory map in bytes.

@@ -10,6 +10,10 @@ import ReelCore
 import ReelLMDB
 
 /// What a data directory records about itself when it is created.
+///
+/// Stored in the `meta` database as three strings (`format`, `reducer`, `created`) and, from
+/// storage format 2 on, a `checksum` over the three, so that damage to them is an error rather
+/// than, say, a directory that seems to belong to another reducer.
 public struct Metadata: Sendable, Equatable {
     /// The storage format (``DataDirectory/formatVersion``).
     public var formatVersion: String
@@ -17,12 +21,14 @@ public struct Metadata: Sendable, Equatable {
     public var reducerName: String
     public var created: Timestamp
 
+    /// Reads the metadata, creating it in a new directory. An existing directory of an older
+    /// format is returned as it is: the caller upgrades it.
     static func load(
         env: LMDBEnvironment, db: LMDBDatabase, path: String, reducerName: String?, readOnly: Bool
     ) throws(StorageError) -> Metadata {
         let stored: Metadata?
         do {
-            stored = try env.read { txn in try read(txn, db) }
+            stored = try env.read { txn in try read(txn, db, path: path) }
         } catch {
             throw DataDirectory.wrap(error, "cannot read the metadata of \(path)")
         }
@@ -34,20 +40,17 @@ public struct Metadata: Sendable, Equatable {
                 formatVersion: DataDirectory.formatVersion, reducerName: reducerName ?? "", created: .now()
             )
             do {
-                try env.write { txn in
-                    try txn.put(Array(fresh.formatVersion.utf8), forKey: Array("format".utf8), in: db)
-                    try txn.put(Array(fresh.reducerName.utf8), forKey: Array("reducer".utf8), in: db)
-                    try txn.put(Array(String(fresh.created.nanosecondsSince1970).utf8), forKey: Array("created".utf8), in: db)
-                }
+                try env.write { txn in try fresh.write(txn, db) }
             } catch {
                 throw DataDirectory.wrap(error, "cannot initialize \(path)")
             }
             return fresh
         }
-        guard stored.formatVersion == DataDirectory.formatVersion else {
+        guard DataDirectory.readableFormats.contains(stored.formatVersion) else {
             throw StorageError(
                 .incompatible,
-                "\(path) has storage format \(stored.formatVersion); this build reads format \(DataDirectory.formatVersion)"
+                "\(path) has storage format \(stored.formatVersion); this build reads formats "
+                    + DataDirectory.readableFormats.joined(separator: " and ")
             )
         }
         if let reducerName, !stored.reducerName.isEmpty, stored.reducerName != reducerName {
@@ -59,16 +62,43 @@ public struct Metadata: Sendable, Equatable {
         return stored
     }
 
-    private static func read(_ txn: borrowing LMDBReadTransaction, _ db: LMDBDatabase) throws -> Metadata? {
+    /// Writes every field and the checksum (in the caller's transaction).
+    func write(_ txn: borrowing LMDBWriteTransaction, _ db: LMDBDatabase) throws {
+        for (key, value) in fields {
+            try txn.put(Array(value.utf8), forKey: Array(key.utf8), in: db)
+        }
+        try txn.put(checksum, forKey: Array("checksum".utf8), in: db)
+    }
+
+    private var fields: [(String, String)] {
+        [("format", formatVersion), ("reducer", reducerName), ("created", String(created.nanosecondsSince1970))]
+    }
+
+    /// Checksum of the fields, each as name, NUL, value, NUL.
+    private var checksum: [UInt8] {
+        var bytes: [UInt8] = []
+        for (key, value) in fields {
+            bytes += Array(key.utf8) + [0] + Array(value.utf8) + [0]
+        }
+        let sum = bytes.withUnsafeBytes { RecordChecksum.of($0, seed: 0) }
+        return withUnsafeBytes(of: sum.littleEndian) { Array($0) }
+    }
+
+    private static func read(_ txn: borrowing LMDBReadTransaction, _ db: LMDBDatabase, path: String) throws -> Metadata? {
         func string(_ key: String) throws -> String? {
             try txn.get(Array(key.utf8), in: db).map { String(decoding: $0, as: UTF8.self) }
         }
         guard let format = try string("format") else { return nil }
-        return Metadata(
+        let metadata = Metadata(
             formatVersion: format,
             reducerName: try string("reducer") ?? "",
             created: Timestamp(nanosecondsSince1970: Int64(try string("created") ?? "") ?? 0)
         )
+        // Format 1 had no checksum; from format 2 on, a missing or wrong one is damage.
+        if format != "1", try txn.get(Array("checksum".utf8), in: db) != metadata.checksum {
+            throw StorageError(.corrupt, "the metadata of \(path) is damaged: its checksum does not match")
+        }
+        return metadata
     }
 }
 

@@ -54,4 +54,6 @@ public struct Reconstruction<State: StoreState>: Sendable {
     /// Logged actions the current reducers refused while replaying (their seq and the reason). The
     /// state is left unchanged for them. Empty unless the reducers changed meaning since logging.
     public var refused: [(seq: UInt64, reason: String)]
+    /// The seqs of the skipped checkpoints that are damaged (a subset of ``skippedCheckpoints``).
+    public var damagedCheckpoints: [UInt64] = []
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import ReelCrashPoints
 import ReelJSON
 import ReelStorage
 
@@ -32,12 +33,18 @@ public final class Store<State: StoreState>: Sendable {
         path: String, definition: StoreDefinition<State>, options: StoreOptions = StoreOptions(),
         logger: Logger = Logger(label: "reel.store")
     ) throws(StoreError) {
+        if let armed = CrashPoint.armed {
+            logger.warning("REEL_CRASH_POINT is set: this process kills itself at \(armed.point.rawValue), reach \(armed.nth) (crash tests only)")
+        }
         var storageOptions = options.storage
         storageOptions.readOnly = false
         do {
             directory = try DataDirectory(path: path, reducerName: definition.identity.name, options: storageOptions)
         } catch {
             throw StoreError(error)
+        }
+        if directory.upgradedRecords > 0 {
+            logger.notice("upgraded \(path) to storage format \(DataDirectory.formatVersion): \(directory.upgradedRecords) records now carry checksums")
         }
         if directory.staleReadersCleared > 0 {
             logger.notice("cleared \(directory.staleReadersCleared) stale LMDB reader slots left by killed processes")
@@ -61,6 +68,7 @@ public final class Store<State: StoreState>: Sendable {
                 "replayed": "\(restored.replayed)", "took": "\(ContinuousClock.now - started)",
             ]
         )
+        try Self.rebuildCheckpoints(restored.damagedCheckpoints, timeline: timeline, logger: logger)
         let lastCheckpoint: UInt64
         do {
             lastCheckpoint = try directory.checkpointHeaders().filter { $0.reducer == definition.identity }.last?.seq ?? 0
@@ -72,6 +80,26 @@ public final class Store<State: StoreState>: Sendable {
             restored: restored, lastCheckpointSeq: lastCheckpoint
         )
         writer.start()
+    }
+
+    /// Replaces damaged checkpoints met while restoring with new ones at the same seqs, rebuilt
+    /// by replay (which passes over every damaged checkpoint), so the next open does not pay for
+    /// the damage again.
+    private static func rebuildCheckpoints(_ seqs: [UInt64], timeline: Timeline<State>, logger: Logger) throws(StoreError) {
+        guard !seqs.isEmpty else { return }
+        var rebuilt: [Checkpoint] = []
+        for seq in seqs {
+            let state = try timeline.state(at: seq)
+            rebuilt.append(Checkpoint(
+                seq: seq, reducer: timeline.definition.identity, time: .now(), state: try state.jsonValueOrThrow(seq: seq)
+            ))
+        }
+        do {
+            try timeline.directory.commit(CommitBatch(checkpoints: rebuilt))
+        } catch {
+            throw StoreError(error)
+        }
+        logger.notice("rebuilt damaged checkpoints", metadata: ["seqs": "\(seqs)"])
     }
 
     /// The latest committed seq and state.

@@ -43,6 +43,7 @@ public struct Timeline<State: StoreState>: Sendable {
             seq: seq, state: definition.initialState, checkpointSeq: nil,
             skippedCheckpoints: found.skipped.map { ($0.seq, $0.reason) }, replayed: 0, refused: []
         )
+        result.damagedCheckpoints = found.skipped.filter(\.isDamaged).map(\.seq)
         if let checkpoint = found.checkpoint {
             do {
                 result.state = try State(jsonValue: try checkpoint.state(checkingHash: false))

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelCrashPoints
 import ReelJSON
 import ReelStorage
 
@@ -71,12 +72,14 @@ extension Writer {
         }
 
         if !batch.isEmpty {
+            CrashPoint.commitBefore.reach()
             do {
                 try directory.commit(batch)
             } catch {
                 failCommit(error, pending: pending, refused: refused)
                 return
             }
+            CrashPoint.commitAfter.reach()
         }
         let committed = batch.envelopes.count
         state = working
@@ -99,6 +102,7 @@ extension Writer {
         for (request, result) in pending {
             request.reply(.success(result))
         }
+        if !pending.isEmpty { CrashPoint.ackAfter.reach() }
         if options.checkpointEvery > 0, workingSeq - checkpointRequestedSeq >= options.checkpointEvery {
             requestCheckpoint(seq: workingSeq, state: working)
         }
@@ -176,6 +180,7 @@ extension Writer {
         checkpointRequestedSeq = seq
         checkpointEncoder.async { [self] in
             if let checkpoint = encodeCheckpoint(seq: seq, state: state) {
+                CrashPoint.checkpointEncoded.reach()
                 queue.submit(checkpoint: checkpoint)
             }
         }

@@ -74,12 +74,15 @@ struct BisectCommand: AsyncParsableCommand {
 /// `reel verify`: replay the whole log and compare with every checkpoint.
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Replay the whole log and compare it with every checkpoint.",
+        commandName: "verify", abstract: "Check every record, replay the whole log and compare it with every checkpoint.",
         discussion: """
-            Replays from the initial state, one checkpoint interval at a time, and compares the \
-            state with each checkpoint of the current reducer. Stops at the first difference, \
-            shows it, and exits 1; also exits 1 when the reducers refuse a logged action. With \
-            --json: {"ok", "actions", "checkpoints", "skipped", "refused", "mismatch"?}.
+            First reads every stored record and checks its checksum: each damaged action, \
+            checkpoint or idempotency key is reported (by seq or key) and verify exits 1; a \
+            damaged log is not replayed. Then replays from the initial state, one checkpoint \
+            interval at a time, and compares the state with each checkpoint of the current \
+            reducer. Stops at the first difference, shows it, and exits 1; also exits 1 when the \
+            reducers refuse a logged action. With --json: {"ok", "actions", "checkpoints", \
+            "skipped", "refused", "damaged", "mismatch"?}.
             """
     )
 
@@ -88,6 +91,11 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
+        let scan = try await store.scan()
+        if scan.damaged.contains(where: \.isLogDamage) {
+            reportDamage(printer, scan)
+            throw ExitCode(ExitStatus.negative)
+        }
         let latest = try await store.latestSeq()
         let reducer = try await store.reducer()
         let checkpoints = try await store.checkpoints()
@@ -116,12 +124,13 @@ struct VerifyCommand: AsyncParsableCommand {
             from = end
         }
         progress.finish()
-        let ok = mismatch == nil && refused.isEmpty
+        let ok = mismatch == nil && refused.isEmpty && scan.damaged.isEmpty
         if printer.isJSON {
             var result: [String: JSONValue] = [
                 "ok": .bool(ok), "actions": JSONValue(seq: mismatch?.seq ?? latest),
                 "checkpoints": .array(matched.map { JSONValue(seq: $0) }),
                 "skipped": .array(skipped.map(\.jsonValue)), "refused": .array(refused.map(\.jsonValue)),
+                "damaged": .array(scan.damaged.map(\.jsonValue)),
             ]
             if let mismatch {
                 result["mismatch"] = [
@@ -131,9 +140,35 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             printer.json(.object(result))
         } else {
+            reportDamage(printer, scan)
             report(printer, latest: latest, matched: matched, skipped: skipped, refused: refused, mismatch: mismatch)
         }
         if !ok { throw ExitCode(ExitStatus.negative) }
+    }
+
+    /// Every damaged record the scan found; with `--json`, the whole verdict when the log is
+    /// damaged (nothing was replayed).
+    private func reportDamage(_ printer: Printer, _ scan: ScanOutcome) {
+        if printer.isJSON {
+            guard scan.damaged.contains(where: \.isLogDamage) else { return }
+            printer.json([
+                "ok": false, "actions": JSONValue(seq: scan.actions), "checkpoints": [], "skipped": [], "refused": [],
+                "damaged": .array(scan.damaged.map(\.jsonValue)),
+            ])
+            return
+        }
+        let style = printer.style
+        for damage in scan.damaged {
+            printer.line(style.red(damage.reason))
+        }
+        if scan.damaged.contains(where: \.isLogDamage) {
+            var seqs: [UInt64] = []
+            for damage in scan.damaged where damage.isLogDamage { if let seq = damage.seq, !seqs.contains(seq) { seqs.append(seq) } }
+            printer.line(style.red(style.bold(
+                "the log is damaged (\(seqs.isEmpty ? "see above" : "seq " + seqs.map(String.init).joined(separator: ", "))): "
+                    + "not replayed; restore from a backup"
+            )))
+        }
     }
 
     private func report(

@@ -85,6 +85,10 @@ struct LiveSource: StoreSource {
         try await call(.verify, VerifyParams(from: from, through: through).jsonValue, reading: VerifyOutcome.init(json:))
     }
 
+    func scan() async throws(ToolError) -> ScanOutcome {
+        try await call(.scan, ScanParams().jsonValue, reading: ScanOutcome.init(json:))
+    }
+
     /// The daemon's `bisect`: it searches with its checkpoints, in one request.
     func bisect(
         _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void

@@ -97,6 +97,18 @@ struct OfflineSource<State: StoreState>: StoreSource {
         }
     }
 
+    func scan() async throws(ToolError) -> ScanOutcome {
+        do {
+            let report = try timeline.directory.scanIntegrity()
+            return ScanOutcome(
+                actions: report.actions, checkpoints: report.checkpoints, idempotencyKeys: report.idempotencyKeys,
+                damaged: report.damage.map { .init(what: $0.kind.rawValue, seq: $0.seq, key: $0.key, reason: $0.reason) }
+            )
+        } catch {
+            throw ToolError(error)
+        }
+    }
+
     func bisect(
         _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(ToolError) -> BisectAnswer {

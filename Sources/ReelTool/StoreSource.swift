@@ -25,6 +25,8 @@ protocol StoreSource: Sendable {
     func checkpoints() async throws(ToolError) -> [CheckpointInfo]
     /// Verifies one segment: `from` is 0 or a checkpoint verified before.
     func verify(from: UInt64, through: UInt64) async throws(ToolError) -> VerifyOutcome
+    /// Checks every stored record's checksum and reports every damaged one.
+    func scan() async throws(ToolError) -> ScanOutcome
     /// The first seq at which `condition` holds, up to `through` (the latest when `nil`), in
     /// O(log n) state computations.
     func bisect(

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ReelStorage
 import ReelStore
 import ReelTool
 
@@ -9,6 +10,7 @@ import ReelTool
 @main
 enum Reel {
     static func main() async {
+        DataDirectory.guardAgainstDamagedFiles(program: "reel")
         exit(await ReelTool.run(CommandLine.arguments, context: ToolContext(definition: .stock)))
     }
 }

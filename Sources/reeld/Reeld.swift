@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import ReelApp
+import ReelStorage
 import ReelStore
 
 /// `reeld`: the Reel daemon with the stock reducer (the state is one JSON document changed by
@@ -10,6 +11,7 @@ import ReelStore
 @main
 enum Reeld {
     static func main() async {
+        DataDirectory.guardAgainstDamagedFiles(program: "reeld")
         exit(await Daemon.run(.stock, arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
     }
 }

@@ -32,13 +32,16 @@ struct DataDirectoryTests {
                 try Array(bytes.prefix(cut)).withUnsafeBytes { try EnvelopeCodec.decode(seq: 1, from: $0) }
             }
         }
+        // A directory's records all have its format's version (older ones are upgraded at open),
+        // so another version byte is damage, not a newer format.
         var future = bytes
         future[0] = 99
         do {
             _ = try future.withUnsafeBytes { try EnvelopeCodec.decode(seq: 1, from: $0) }
             Issue.record("decoded a record of an unknown version")
         } catch let error as StorageError {
-            #expect(error.code == .incompatible)
+            #expect(error.code == .corrupt)
+            #expect(error.message.contains("action 1"))
         } catch {
             Issue.record("unexpected \(error)")
         }
@@ -76,28 +79,35 @@ struct DataDirectoryTests {
 
     @Test func checkpointsAreFoundByReducerAndVerifiedByHash() throws {
         let dir = try TemporaryDirectory()
-        let data = try DataDirectory(path: dir.path, reducerName: "test")
+        var data = try DataDirectory(path: dir.path, reducerName: "test")
         let v1 = ReducerIdentity(name: "test", version: "1")
         let v2 = ReducerIdentity(name: "test", version: "2")
         let time = Timestamp(nanosecondsSince1970: 0)
         try data.commit(CommitBatch(envelopes: (1...10).map { envelope($0) }, checkpoints: [
             Checkpoint(seq: 4, reducer: v1, time: time, state: ["at": 4]),
             Checkpoint(seq: 8, reducer: v2, time: time, state: ["at": 8]),
+            Checkpoint(seq: 9, reducer: v1, time: time, state: ["at": 9]),
         ]))
         let found = try data.newestCheckpoint(atOrBefore: 10, reducer: v1)
-        #expect(found.checkpoint?.seq == 4)
-        #expect(try found.checkpoint?.state() == ["at": 4])
-        #expect(found.skipped.map(\.seq) == [8])
+        #expect(found.checkpoint?.seq == 9)
+        #expect(try found.checkpoint?.state() == ["at": 9])
+        #expect(try data.newestCheckpoint(atOrBefore: 8, reducer: v1).skipped.map(\.seq) == [8])
         #expect(try data.newestCheckpoint(atOrBefore: 3, reducer: v1).checkpoint == nil)
         #expect(try data.newestCheckpoint(atOrBefore: 10, reducer: v2).checkpoint?.seq == 8)
-        #expect(try data.checkpointHeaders().map(\.seq) == [4, 8])
+        #expect(try data.checkpointHeaders().map(\.seq) == [4, 8, 9])
 
-        var damaged = Checkpoint(seq: 9, reducer: v1, time: time, state: ["at": 9])
-        damaged.stateBytes[damaged.stateBytes.count - 1] ^= 0xFF
-        try data.commit(CommitBatch(checkpoints: [damaged]))
+        // One bit of checkpoint 9's state flipped on disk.
+        data = try DataDirectory(path: dir.sub("elsewhere"), reducerName: "test")
+        try damageStoredRecord(in: dir.path, database: "checkpoints", key: seqKey(9), bit: -70)
+        data = try DataDirectory(path: dir.path, reducerName: "test")
         let afterDamage = try data.newestCheckpoint(atOrBefore: 10, reducer: v1)
         #expect(afterDamage.checkpoint?.seq == 4)
-        #expect(afterDamage.skipped.first?.seq == 9)
+        #expect(afterDamage.skipped.map(\.seq) == [9, 8])
+        #expect(afterDamage.skipped.first?.isDamaged == true)
+        #expect(afterDamage.skipped.first?.reason.contains("checkpoint 9 is damaged") == true)
+        var damaged: [UInt64] = []
+        #expect(try data.checkpointHeaders { damaged.append($0.seq) }.map(\.seq) == [4, 8])
+        #expect(damaged == [9])
     }
 
     @Test func metadataGuardsFormatAndReducer() throws {

@@ -51,7 +51,7 @@ import Testing
         #expect(human.status == 0, "\(human.errors)")
         #expect(human.output == "verified 8 actions: 1 checkpoint(s) match\n")
         let json = try #require(try await story.run(access, ["verify", "--json"]).jsonLines.first)
-        #expect(json == ["ok": true, "actions": 8, "checkpoints": [5], "skipped": [], "refused": []])
+        #expect(json == ["ok": true, "actions": 8, "checkpoints": [5], "skipped": [], "refused": [], "damaged": []])
     }
 
     /// A checkpoint whose state is not what the log replays to (written behind the store's back,
@@ -80,6 +80,75 @@ import Testing
         #expect(json["checkpoints"] == [3])
         #expect(json["mismatch"]?["seq"] == 6)
         #expect(json["mismatch"]?["patch"] == [["op": "replace", "path": "/n", "value": 6]])
+    }
+}
+
+/// Damage on disk: `reel verify` names every damaged record and exits 1; no command serves it.
+@Suite struct DamageReportTests {
+    /// A closed data directory of 12 actions (checkpoints at 4 and 8, and at 12 on shutdown).
+    func written(_ path: String) async throws {
+        let store = try Store(path: path, definition: .stock, options: StoreOptions(checkpointEvery: 4))
+        for n in 1...12 {
+            try await store.dispatch(Action(type: "set", payload: ["path": .string("/n\(n)"), "value": .int(Int64(n))]))
+        }
+        await store.close()
+    }
+
+    @Test func verifyNamesEveryDamagedActionAndReplaysNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        try await written(path)
+        try damageStoredRecord(in: path, database: "log", key: seqKey(3), bit: 17)
+        try damageStoredRecord(in: path, database: "log", key: seqKey(10), bit: -3)
+        let human = await Tool.run(["verify", "--data-dir", path])
+        #expect(human.status == 1)
+        #expect(human.lines.contains { $0.hasPrefix("action 3 is damaged") }, "\(human.output)")
+        #expect(human.lines.contains { $0.hasPrefix("action 10 is damaged") }, "\(human.output)")
+        #expect(human.lines.last == "the log is damaged (seq 3, 10): not replayed; restore from a backup")
+        let json = try #require(try await Tool.run(["verify", "--data-dir", path, "--json"]).jsonLines.first)
+        #expect(json["ok"] == false)
+        #expect(json["damaged"]?.arrayValue?.compactMap { $0["seq"] } == [3, 10])
+        // Reading past the damage is an error naming it, never data.
+        let get = await Tool.run(["get", "--at", "3", "--data-dir", path])
+        #expect(get.status != 0)
+        #expect(get.output.isEmpty)
+        #expect(get.errors.contains("action 3 is damaged"), "\(get.errors)")
+    }
+
+    @Test func aLiveDaemonScansItsDataAndVerifyReportsDamageThereToo() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        try await written(path)
+        // An old action and a checkpoint: the daemon opens from the newest checkpoint, reading neither.
+        try damageStoredRecord(in: path, database: "log", key: seqKey(2), bit: 40)
+        try damageStoredRecord(in: path, database: "checkpoints", key: seqKey(4), bit: 90)
+        let daemon = SpawnedDaemon(dataDirectory: path, socketPath: directory.sub("reel.sock"))
+        try await daemon.start()
+        let live = ["--socket", daemon.socketPath]
+        let verify = await Tool.run(["verify", "--json"] + live)
+        #expect(verify.status == 1)
+        let json = try #require(try verify.jsonLines.first)
+        #expect(json["damaged"]?.arrayValue?.map { $0["what"] } == ["action", "checkpoint"])
+        #expect(json["damaged"]?.arrayValue?.map { $0["seq"] } == [2, 4])
+        let get = await Tool.run(["get", "--at", "2"] + live)
+        #expect(get.status == 2)
+        #expect(get.errors.contains("action 2 is damaged"), "\(get.errors)")
+        // The rest of the store works.
+        #expect(await Tool.run(["get", "/n12"] + live).output == "12\n")
+        #expect(try await daemon.stop() == 0)
+    }
+
+    @Test func aDamagedCheckpointAloneFailsVerifyButTheReplayStillRuns() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        try await written(path)
+        try damageStoredRecord(in: path, database: "checkpoints", key: seqKey(8), bit: 77)
+        let run = await Tool.run(["verify", "--data-dir", path, "--json"])
+        #expect(run.status == 1)
+        let json = try #require(try run.jsonLines.first)
+        #expect(json["ok"] == false)
+        #expect(json["checkpoints"] == [4, 12])
+        #expect(json["damaged"]?.arrayValue?.map { $0["seq"] } == [8])
     }
 }
 

@@ -1,0 +1,91 @@
+// The last line of defence against a damaged LMDB file: see CReelFaultGuard.h. Everything in the
+// handler is async-signal-safe (atomics, write, sigaction, _exit).
+#include "CReelFaultGuard.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REGIONS 64
+
+static struct {
+    _Atomic uint64_t id;
+    _Atomic uintptr_t start;
+    _Atomic size_t length;
+} regions[REGIONS];
+
+static const char *guard_message = "the data file is damaged";
+static struct sigaction previous_segv, previous_bus;
+
+void reel_fault_guard_set_region(uint64_t id, const void *start, size_t length) {
+    // id 0 marks a free slot, so ids are stored plus one.
+    uint64_t key = id + 1;
+    int free_slot = -1;
+    for (int i = 0; i < REGIONS; i++) {
+        uint64_t held = atomic_load(&regions[i].id);
+        if (held == key) {
+            atomic_store(&regions[i].length, 0);
+            atomic_store(&regions[i].start, (uintptr_t)start);
+            atomic_store(&regions[i].length, length);
+            if (length == 0) atomic_store(&regions[i].id, 0);
+            return;
+        }
+        if (held == 0 && free_slot < 0) free_slot = i;
+    }
+    if (length == 0 || free_slot < 0) return;  // more than 64 environments: the rest go unguarded
+    atomic_store(&regions[free_slot].start, (uintptr_t)start);
+    atomic_store(&regions[free_slot].length, length);
+    atomic_store(&regions[free_slot].id, key);
+}
+
+static int in_region(uintptr_t address) {
+    for (int i = 0; i < REGIONS; i++) {
+        if (atomic_load(&regions[i].id) == 0) continue;
+        uintptr_t start = atomic_load(&regions[i].start);
+        size_t length = atomic_load(&regions[i].length);
+        if (address >= start && address - start < length) return 1;
+    }
+    return 0;
+}
+
+static void write_text(const char *text) {
+    size_t length = strlen(text);
+    while (length > 0) {
+        ssize_t written = write(2, text, length);
+        if (written <= 0) return;
+        text += written;
+        length -= (size_t)written;
+    }
+}
+
+static void handle_fault(int signal, siginfo_t *info, void *context) {
+    (void)context;
+    uintptr_t address = (uintptr_t)info->si_addr;
+    if (!in_region(address)) {
+        // Not ours: restore what was there and let the fault happen again under it.
+        sigaction(signal, signal == SIGBUS ? &previous_bus : &previous_segv, NULL);
+        return;
+    }
+    char hex[2 + 16 + 1] = "0x";
+    for (int i = 0; i < 16; i++) {
+        hex[2 + i] = "0123456789abcdef"[(address >> (60 - 4 * i)) & 0xf];
+    }
+    hex[18] = 0;
+    write_text(guard_message);
+    write_text(signal == SIGBUS ? " (SIGBUS reading the LMDB map at " : " (SIGSEGV reading the LMDB map at ");
+    write_text(hex);
+    write_text(")\n");
+    _exit(74);
+}
+
+void reel_fault_guard_install(const char *message) {
+    guard_message = message;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = handle_fault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previous_segv);
+    sigaction(SIGBUS, &action, &previous_bus);
+}
