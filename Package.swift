@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "ReelClient", targets: ["ReelClient"]),
         .library(name: "ReelTool", targets: ["ReelTool"]),
         .library(name: "ReelApp", targets: ["ReelApp"]),
+        // For the fuzzers of Tools/Fuzz (a package of their own, built with libFuzzer); not for apps.
+        .library(name: "ReelFuzzTargets", targets: ["ReelFuzzTargets"]),
         .executable(name: "reeld", targets: ["reeld"]),
         .executable(name: "reel", targets: ["reel"]),
         .executable(name: "reel-rpg", targets: ["reel-rpg"]),
@@ -152,6 +154,16 @@ let package = Package(
             ],
             path: "Tools/ReelBench"
         ),
+        // Every parser of untrusted bytes as a function of one input; see Tools/Fuzz.
+        .target(
+            name: "ReelFuzzTargets",
+            dependencies: [
+                "ReelServer", "ReelProtocol", "ReelStorage", "ReelJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "Tools/FuzzTargets"
+        ),
         .target(
             name: "ReelTestSupport",
             dependencies: [
@@ -202,6 +214,8 @@ let package = Package(
                 "ReelProtocol", "ReelCore", "ReelJSON", "ReelConsole", "ReelTestSupport",
             ]
         ),
+        // Replays every fuzz seed and every input that ever crashed (Tools/Fuzz/corpus).
+        .testTarget(name: "ReelFuzzTargetsTests", dependencies: ["ReelFuzzTargets"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
         .testTarget(
             name: "ReelServerTests",

@@ -154,6 +154,7 @@ public final class LMDBEnvironment: Sendable {
                     try LMDBError.check(mdb_env_set_mapsize(env, initialMapSize), "mdb_env_set_mapsize")
                 }
             }
+            try MetaPages.check(env)
             var dead: Int32 = 0
             try LMDBError.check(mdb_reader_check(env, &dead), "mdb_reader_check")
             return (env, mapSize(of: env), Int(dead))

@@ -74,8 +74,8 @@ extension String {
 ///
 /// The checksum covers the whole record, header included, so it is checked even when only the
 /// header is wanted: a damaged checkpoint is never listed, compared or loaded. (XXH3 reads even a
-/// large state in milliseconds; the SHA-256 state hash is not recomputed on load.)
-enum CheckpointCodec {
+/// large state in milliseconds.)
+package enum CheckpointCodec {
     static let legacyVersion: UInt8 = 1
     static let recordVersion: UInt8 = 2
 
@@ -97,7 +97,7 @@ enum CheckpointCodec {
     ///
     /// - Parameter acceptingLegacy: whether a version-1 record (no checksum) may be read.
     /// - Throws: ``StorageError`` `.corrupt` when the record is damaged.
-    static func decode(
+    package static func decode(
         seq: UInt64, from bytes: UnsafeRawBufferPointer, headerOnly: Bool = false, acceptingLegacy: Bool = false
     ) throws(StorageError) -> Checkpoint {
         let body = try RecordChecksum.checkedBody(

@@ -41,9 +41,10 @@ extension DataDirectory {
                         ))
                         return true
                     }
-                    // Records of format 2 are checked by their checksum as they are decoded; a
-                    // format-1 record has only its state hash.
-                    guard !acceptsLegacyRecords || checkpoint.isIntact else {
+                    // The checksum, checked as it was decoded, guards against damage on disk; the
+                    // state hash also against a checkpoint written wrong (and it is all a format-1
+                    // record has).
+                    guard checkpoint.isIntact else {
                         skipped.append(SkippedCheckpoint(seq: key, reason: "its contents do not match its hash", isDamaged: true))
                         return true
                     }

@@ -10,11 +10,13 @@ import ReelJSON
 ///
 /// Record version 1 is the same without the checksum: storage format 1 wrote it, and it is read
 /// only from a directory that has not been upgraded yet (``DataDirectory/acceptsLegacyRecords``).
-enum EnvelopeCodec {
+///
+/// `package`, not public: the fuzzers (`Tools/Fuzz`) decode records directly.
+package enum EnvelopeCodec {
     static let legacyVersion: UInt8 = 1
     static let recordVersion: UInt8 = 2
 
-    static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
+    package static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
         var writer = BinaryWriter(reservingCapacity: 64)
         writer.writeUInt8(recordVersion)
         writer.writeSignedVarint(envelope.time.nanosecondsSince1970)
@@ -38,7 +40,7 @@ enum EnvelopeCodec {
     ///
     /// - Parameter acceptingLegacy: whether a version-1 record (no checksum) may be read.
     /// - Throws: ``StorageError`` `.corrupt`, naming the seq, when the record is damaged.
-    static func decode(seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool = false) throws(StorageError) -> ActionEnvelope {
+    package static func decode(seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool = false) throws(StorageError) -> ActionEnvelope {
         let body = try RecordChecksum.checkedBody(bytes, seed: seq, version: recordVersion, legacyVersion: acceptingLegacy ? legacyVersion : nil) {
             "action \(seq) is damaged: \($0)"
         }

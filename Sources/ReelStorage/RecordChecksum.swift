@@ -12,7 +12,7 @@ import CReelXXHash
 ///
 /// Seeding with the key binds a record to its place: a record whose key was damaged, or that
 /// LMDB returns under another key, fails its check like one whose bytes were damaged.
-enum RecordChecksum {
+package enum RecordChecksum {
     static let byteCount = 8
 
     /// The checksum of `bytes` stored under a key whose seed is `seed` (a seq, or ``seed(ofKey:)``).
@@ -27,7 +27,7 @@ enum RecordChecksum {
     }
 
     /// Appends the checksum of everything in `record` so far.
-    static func seal(_ record: inout [UInt8], seed: UInt64) {
+    package static func seal(_ record: inout [UInt8], seed: UInt64) {
         let sum = record.withUnsafeBytes { of($0, seed: seed) }
         withUnsafeBytes(of: sum.littleEndian) { record.append(contentsOf: $0) }
     }

@@ -1,0 +1,145 @@
+import NIOCore
+import NIOEmbedded
+import ReelJSON
+import ReelProtocol
+import ReelServer
+import ReelStorage
+
+/// Everything Reel parses from bytes it does not control, as functions of one input that must
+/// never crash, hang or break an invariant (a broken invariant traps, which the fuzzer reports as
+/// a crash).
+///
+/// libFuzzer drives them through `Tools/Fuzz` (`Tools/Fuzz/run`); `swift test` replays every
+/// seed and every input that ever crashed (`Tools/Fuzz/corpus`) through the same functions.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// The line framer and JSON-RPC request handling: bytes in arbitrary chunks → lines →
+    /// requests → typed calls, whose params read back to the same call.
+    case framer
+    /// The JSON parser: anything it accepts serializes and parses back to the same value, and
+    /// survives the binary encoding.
+    case json
+    /// JSON Patch: a document and a patch (separated by the first newline); applying is atomic.
+    case patch
+    /// Merge patch: a document and a patch (separated by the first newline).
+    case merge
+    /// The stored action record decoder (with and without format-1 records allowed).
+    case envelope
+    /// The stored checkpoint decoder and the binary JSON of its state.
+    case checkpoint
+    /// The `bisect` condition language.
+    case condition
+
+    /// Runs the target on one input.
+    public func run(_ input: UnsafeRawBufferPointer) {
+        switch self {
+        case .framer: Self.framer(input)
+        case .json: Self.json(input)
+        case .patch: Self.patch(input, merge: false)
+        case .merge: Self.patch(input, merge: true)
+        case .envelope: Self.envelope(input)
+        case .checkpoint: Self.checkpoint(input)
+        case .condition: Self.condition(input)
+        }
+    }
+
+    /// Traps with `message` unless `condition` holds: an invariant, not an input check.
+    static func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+        if !condition { fatalError("fuzz invariant broken: \(message())") }
+    }
+
+    static func framer(_ input: UnsafeRawBufferPointer) {
+        let limit = 512
+        let channel = EmbeddedChannel(handler: LineFramingHandler(maxLineLength: limit, midLineTimeout: .seconds(30)))
+        // The first byte picks the chunk size, so splits at every position get explored.
+        let chunk = max(1, Int(input.first ?? 1) % 64)
+        var offset = input.isEmpty ? 0 : 1
+        var lines: [ByteBuffer] = []
+        while offset < input.count {
+            let end = min(input.count, offset + chunk)
+            do {
+                try channel.writeInbound(ByteBuffer(bytes: input[offset..<end]))
+            } catch {
+                break  // a refused line (too long) closes the connection: nothing more is read
+            }
+            while let line = try? channel.readInbound(as: ByteBuffer.self) { lines.append(line) }
+            offset = end
+        }
+        _ = try? channel.finish()
+        for line in lines {
+            require(line.readableBytes <= limit, "a line of \(line.readableBytes) bytes passed a limit of \(limit)")
+            require(!line.readableBytesView.contains(UInt8(ascii: "\n")), "a framed line holds a newline")
+            guard case .success(let request) = RPCRequest.parse(Array(line.readableBytesView)) else { continue }
+            guard let call = try? RPCCall(request) else { continue }
+            let again = try? RPCCall(call.request(id: .int(1)))
+            require(again == call, "\(call) does not read back from the request it makes")
+        }
+    }
+
+    static func json(_ input: UnsafeRawBufferPointer) {
+        guard let value = try? JSONValue(parsing: input) else { return }
+        let text = value.jsonString
+        require(!text.utf8.contains(UInt8(ascii: "\n")), "serialized JSON holds a raw newline")
+        let reparsed = try? JSONValue(parsing: text)
+        require(reparsed == value, "\(text) does not parse back to the value it was written from")
+        let binary = try? JSONValue(binary: value.binaryEncoded())
+        require(binary == value, "the binary encoding of \(text) does not decode to it")
+    }
+
+    static func patch(_ input: UnsafeRawBufferPointer, merge: Bool) {
+        let newline = input.firstIndex(of: UInt8(ascii: "\n")) ?? input.count
+        guard let document = try? JSONValue(parsing: UnsafeRawBufferPointer(rebasing: input[..<newline])),
+            newline < input.count,
+            let patchJSON = try? JSONValue(parsing: UnsafeRawBufferPointer(rebasing: input[(newline + 1)...]))
+        else { return }
+        var target = document
+        if merge {
+            JSONMergePatch.apply(patchJSON, to: &target)
+            require((try? JSONValue(parsing: target.jsonString)) == target, "a merge result does not round-trip")
+            return
+        }
+        guard let patch = try? JSONPatch(patchJSON) else { return }
+        do {
+            try patch.apply(to: &target)
+            require((try? JSONValue(parsing: target.jsonString)) == target, "a patch result does not round-trip")
+        } catch {
+            require(target == document, "a failed patch changed the document")
+        }
+    }
+
+    /// Inputs are tried as stored (which almost always fails the checksum) and with a valid
+    /// checksum appended, so the fuzzer reaches the field decoding behind the check.
+    static func sealedVariants(_ input: UnsafeRawBufferPointer) -> [[UInt8]] {
+        var sealed = Array(input)
+        RecordChecksum.seal(&sealed, seed: 42)
+        return [Array(input), sealed]
+    }
+
+    static func envelope(_ input: UnsafeRawBufferPointer) {
+        for bytes in sealedVariants(input) {
+            for legacy in [false, true] {
+                let decoded = bytes.withUnsafeBytes { try? EnvelopeCodec.decode(seq: 42, from: $0, acceptingLegacy: legacy) }
+                guard let decoded else { continue }
+                let encoded = EnvelopeCodec.encode(decoded)
+                let again = encoded.withUnsafeBytes { try? EnvelopeCodec.decode(seq: 42, from: $0) }
+                require(again == decoded, "a decoded action does not survive encoding")
+            }
+        }
+    }
+
+    static func checkpoint(_ input: UnsafeRawBufferPointer) {
+        for bytes in sealedVariants(input) {
+            for legacy in [false, true] {
+                let decoded = bytes.withUnsafeBytes { try? CheckpointCodec.decode(seq: 42, from: $0, acceptingLegacy: legacy) }
+                _ = try? decoded?.state(checkingHash: false)
+            }
+        }
+        _ = try? JSONValue(binary: input)
+    }
+
+    static func condition(_ input: UnsafeRawBufferPointer) {
+        guard let text = String(validating: input, as: UTF8.self), let condition = try? JSONCondition(parsing: text) else { return }
+        let document: JSONValue = ["character": ["hp": 3, "name": "Hero", "items": ["sword", 2.5, nil, true]], "n": -1]
+        _ = condition.holds(in: document)
+        _ = condition.holds(in: .null)
+    }
+}
