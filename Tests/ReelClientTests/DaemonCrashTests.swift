@@ -55,11 +55,15 @@ import Testing
             return latest == Int64(dispatches)
         }
         let acknowledgedBeforeTheKill = count
+        // The client's reconnections wait in the proxy's backlog until the next daemon is up.
+        // (Not closed at once: see `aConnectionClosedAsSoonAsAcceptedFailsTheAttempt`.)
+        proxy.pauseAccepting(true)
         _ = try await first.stop(signal: SIGKILL)
         try await proxy.dropConnections()
         proxy.holdReplies(false)
         let second = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await second.start()
+        proxy.pauseAccepting(false)
 
         let duplicates = try await withDeadline(.seconds(60), "every dispatch to be answered") { try await outcome.value }
         #expect(acknowledgedBeforeTheKill < writers * each, "the kill came after the writing")
@@ -133,8 +137,8 @@ import Testing
                 #expect(try await other.request(Int(seq), "dispatch", Params.dispatch("increment", ["path": "/n"]))["result"] == ["seq": .int(Int64(seq))])
             }
         }
+        proxy.pauseAccepting(true)
         _ = try await first.stop(signal: SIGKILL)
-        proxy.refuseConnections(true)
         try await proxy.dropConnections()
         proxy.holdReplies(false)
         #expect([actions, values, patches].allSatisfy { $0.lastDeliveredSeq == delivered }, "the gap was not forced")
@@ -147,7 +151,14 @@ import Testing
                 #expect(try await other.request(Int(seq), "dispatch", Params.dispatch("increment", ["path": "/n"]))["result"] == ["seq": .int(Int64(seq))])
             }
         }
-        proxy.refuseConnections(false)
+        proxy.pauseAccepting(false)
+        try await waitUntil(
+            "seq \(total) in every mode; delivered: \([actions, values, patches].map { $0.lastDeliveredSeq })," +
+                " connected: \(client.isConnected), lines sent through the proxy: \(proxy.requestLines.suffix(8))",
+            timeout: .seconds(30)
+        ) {
+            [actions, values, patches].allSatisfy { $0.lastDeliveredSeq == total }
+        }
 
         #expect(try await actionSeqs == Array(1...total), "actions mode: every seq exactly once, in order")
 
@@ -170,4 +181,53 @@ import Testing
         await client.close()
         #expect(try await second.stop() == 0)
     }
+}
+
+/// A socket that accepts a connection and closes it at once (a daemon dying just then, or a proxy
+/// with nothing behind it): connecting must fail with ``ReelClientError/Code/connectionFailed``,
+/// which a reconnecting client then retries.
+///
+/// Known bug (issue 15): when the close is seen before the client registers the connection
+/// (`ClientCore.connectionOpened`), `connectionLost` finds no current connection and does
+/// nothing; the `hello` then waits forever on a dead channel, and so does the reconnect loop — a
+/// client whose daemon crashed can stay disconnected for good. Until it is fixed, a hung attempt
+/// is recorded as that known issue (it does not happen on every run).
+@Suite(.timeLimit(.minutes(1))) struct ConnectionClosedAtOnceTests {
+    @Test func aConnectionClosedAsSoonAsAcceptedFailsTheAttempt() async throws {
+        let dir = try TemporaryDirectory("reel-client-crash")
+        // Nothing listens upstream: the proxy closes each connection as soon as it accepts it.
+        let proxy = try SocketProxy(listeningAt: dir.sub("proxy.sock"), forwardingTo: dir.sub("nothing.sock"))
+        defer { proxy.stop() }
+        let socketPath = proxy.path
+        var hung = 0
+        for attempt in 0..<20 {
+            // Unstructured, so that a hung attempt cannot hang the test too; it is leaked.
+            let outcome = AttemptOutcome()
+            Task {
+                outcome.set(await clientError { () throws(ReelClientError) in
+                    try await ReelClient.connect(socketPath: socketPath, configuration: ReelClientConfiguration(reconnect: .disabled))
+                })
+            }
+            do {
+                try await waitUntil("attempt \(attempt) to end", timeout: .seconds(3)) { outcome.get() != nil }
+            } catch is WaitTimedOut {
+                hung += 1
+                continue
+            }
+            let error = outcome.get() ?? nil
+            #expect(error?.code == .connectionFailed, "attempt \(attempt): \(String(describing: error))")
+        }
+        withKnownIssue("connecting hangs when the daemon closes the connection before the client registered it", isIntermittent: true) {
+            #expect(hung == 0, "\(hung) of 20 attempts hung")
+        }
+    }
+}
+
+/// How one connection attempt ended (`nil` while it runs; `.some(nil)` when it connected).
+final class AttemptOutcome: @unchecked Sendable {
+    // @unchecked: behind `lock`.
+    private let lock = NSLock()
+    private var outcome: ReelClientError??
+    func set(_ error: ReelClientError?) { lock.withLock { outcome = .some(error) } }
+    func get() -> ReelClientError?? { lock.withLock { outcome } }
 }

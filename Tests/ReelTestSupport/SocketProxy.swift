@@ -22,6 +22,7 @@ public final class SocketProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var holding = false
     private var refusing = false
+    private var pausing = false
     private var epoch = 0
     private var stopped = false
     private var live = 0
@@ -40,8 +41,13 @@ public final class SocketProxy: @unchecked Sendable {
     /// Stops passing the daemon's lines to clients (they stay unread in the socket), or resumes.
     public func holdReplies(_ hold: Bool) { lock.withLock { holding = hold } }
 
-    /// Closes each new connection at once (as if nothing listened), or accepts them again.
+    /// Closes each new connection as soon as it is accepted, or stops doing so.
     public func refuseConnections(_ refuse: Bool) { lock.withLock { refusing = refuse } }
+
+    /// Stops accepting connections: new ones wait in the listening socket's backlog (connected,
+    /// their first lines unread) until accepting resumes; or resumes. A daemon that is away
+    /// without a client noticing anything but silence.
+    public func pauseAccepting(_ pause: Bool) { lock.withLock { pausing = pause } }
 
     /// Cuts every connection, both sides, without passing on anything held, and waits until all
     /// are closed.
@@ -70,6 +76,10 @@ public final class SocketProxy: @unchecked Sendable {
             unlink(path)
         }
         while !lock.withLock({ stopped }) {
+            if lock.withLock({ pausing }) {
+                usleep(5_000)
+                continue
+            }
             var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 50) > 0 else { continue }
             let client = accept(listener, nil, nil)
