@@ -5,7 +5,7 @@ import ReelProtocol
 import Testing
 
 /// The client's rules for drops, resends and resumption, checked on the state machine alone.
-@Suite struct ClientStateMachineTests {
+@Suite(.timeLimit(.minutes(1))) struct ClientStateMachineTests {
     typealias Machine = ClientStateMachine
 
     static let hello = ServerHello(

@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// Every protocol method through the client, against a real server on a real socket.
-@Suite struct ReelClientMethodTests {
+@Suite(.timeLimit(.minutes(1))) struct ReelClientMethodTests {
     @Test func helloIsSentOnConnectAndOnRequest() async throws {
         try await ServerHarness.run { server in
             try await server.withClient { client throws in

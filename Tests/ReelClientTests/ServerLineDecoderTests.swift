@@ -4,7 +4,7 @@ import NIOEmbedded
 import Testing
 
 /// The client's framing of what the daemon sends, on an `EmbeddedChannel`.
-@Suite struct ServerLineDecoderTests {
+@Suite(.timeLimit(.minutes(1))) struct ServerLineDecoderTests {
     static func channel(maxLineLength: Int = 64) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ServerLineDecoder(maxLineLength: maxLineLength)))

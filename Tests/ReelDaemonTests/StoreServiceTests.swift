@@ -7,7 +7,7 @@ import ReelStore
 import ServiceLifecycle
 import Testing
 
-struct StoreServiceTests {
+@Suite(.timeLimit(.minutes(1))) struct StoreServiceTests {
     @Test func gracefulShutdownClosesTheStoreWithACheckpoint() async throws {
         let dir = try TemporaryDirectory()
         let configuration = try await DaemonConfiguration.load(

@@ -42,6 +42,26 @@ import Testing
         #expect(before.seq == nil)
     }
 
+    /// The bound seen from the outside: the test counts how often its own condition is evaluated,
+    /// at several log sizes, rather than trusting the probe count bisect reports.
+    @Test(arguments: [(100, 1_000), (1_000, 1_000), (10_000, 1_000), (10_000, 100_000)])
+    func bisectEvaluatesTheConditionLogarithmicallyOften(_ size: Int, _ checkpointEvery: Int) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.counting(size, every: UInt64(checkpointEvery), in: directory)
+        defer { Task { await store.close() } }
+        let bound = Int(log2(Double(size + 1)).rounded(.up)) + 3
+        for target in [1, size / 3, size - 1, size] {
+            let evaluations = Counter()
+            let result = try store.timeline.bisect { state in
+                evaluations.add()
+                return (state["n"]?.intValue ?? 0) >= Int64(target)
+            }
+            #expect(result.seq == UInt64(target))
+            #expect(evaluations.value <= bound, "\(evaluations.value) evaluations for \(size) actions (bound \(bound))")
+            #expect(evaluations.value == result.probes, "bisect reports \(result.probes) probes for \(evaluations.value) evaluations")
+        }
+    }
+
     @Test func bisectPassesOverADamagedCheckpoint() async throws {
         let directory = try TemporaryDirectory()
         let store = try await Self.counting(3_000, every: 1_000, in: directory)
@@ -111,4 +131,11 @@ import Testing
         #expect(rejection?.code == .rejected)
         #expect(fresh.latestSeq == 1)
     }
+}
+
+/// Counts calls of a closure.
+final class Counter: @unchecked Sendable {
+    // @unchecked: bisect evaluates its condition on the calling thread, one call at a time.
+    private(set) var value = 0
+    func add() { value += 1 }
 }

@@ -30,10 +30,11 @@ public struct ServerHarness: Sendable {
         var failure: (any Error)?
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            for _ in 0..<500 where !FileManager.default.fileExists(atPath: configuration.socketPath) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
             do {
+                // Not the socket file: a file can exist before anything accepts on it.
+                try await waitUntil("the server to accept connections on \(configuration.socketPath)") {
+                    SpawnedDaemon.accepts(configuration.socketPath)
+                }
                 try await body(ServerHarness(socketPath: configuration.socketPath, store: store))
             } catch {
                 failure = error

@@ -27,8 +27,19 @@ public func runProgram(
     _ name: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
     currentDirectory: String? = nil
 ) async throws -> ProgramResult {
+    try await runCommand(
+        PackageExecutable.url(name), arguments, input: input, environment: environment, currentDirectory: currentDirectory
+    )
+}
+
+/// Runs any program (such as `/usr/bin/setpriv`) to its end, as ``runProgram(_:_:input:environment:currentDirectory:)``
+/// runs one of this package.
+public func runCommand(
+    _ executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+    currentDirectory: String? = nil
+) async throws -> ProgramResult {
     let process = Process()
-    process.executableURL = try PackageExecutable.url(name)
+    process.executableURL = executable
     process.arguments = arguments
     if let environment { process.environment = environment }
     if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }

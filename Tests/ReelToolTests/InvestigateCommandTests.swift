@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// `bisect` and `verify`, live and offline, including a checkpoint that disagrees with the log.
-@Suite struct InvestigateCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct InvestigateCommandTests {
     @Test(arguments: Access.allCases) func bisectFindsTheFirstSeqWhereAConditionHolds(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let human = await story.run(access, ["bisect", "/character/hp <= 0"])
@@ -153,7 +153,7 @@ import Testing
 }
 
 /// The daemon's `bisect` method, which live `reel bisect` uses, on the wire.
-@Suite struct BisectMethodTests {
+@Suite(.timeLimit(.minutes(1))) struct BisectMethodTests {
     @Test func theDaemonBisectsWithItsCheckpointsAndRefusesABadCondition() async throws {
         let story = try await StoryDaemon.started()
         try await TestConnection.open(socketPath: story.daemon.socketPath) { connection in

@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// `dispatch`, `revert`, `watch` and `log --follow` against a real daemon; their offline refusals.
-@Suite struct WriteCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct WriteCommandTests {
     @Test func dispatchPrintsTheSeqOnceDurable() async throws {
         let story = try await StoryDaemon.started(seed: false)
         let first = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/n","value":1}"#])
@@ -97,8 +97,11 @@ import Testing
 
     @Test func logFollowPrintsNewActionsAsTheyCome() async throws {
         let story = try await StoryDaemon.started()
-        async let follow = Tool.run(story.live + ["log", "--from", "7", "--follow", "--limit", "4", "--json"])
-        try await Task.sleep(for: .milliseconds(500))
+        // Through a proxy, to see when the command has subscribed: only then come the new actions.
+        let proxy = try SocketProxy(listeningAt: story.directory.sub("proxy.sock"), forwardingTo: story.daemon.socketPath)
+        defer { proxy.stop() }
+        async let follow = Tool.run(["--socket", proxy.path, "log", "--from", "7", "--follow", "--limit", "4", "--json"])
+        try await waitUntil("the command to subscribe") { proxy.requestLines.contains { $0.contains(#""method":"subscribe""#) } }
         for _ in 0..<2 {
             _ = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/character/hp","by":-1}"#])
         }
@@ -108,8 +111,11 @@ import Testing
 
     @Test func logFollowCanStartAtASeqStillToCome() async throws {
         let story = try await StoryDaemon.started()
-        async let follow = Tool.run(story.live + ["log", "--from", "10", "--follow", "--limit", "1", "--json"])
-        try await Task.sleep(for: .milliseconds(500))
+        // Through a proxy, to see when the command has subscribed: only then come the new actions.
+        let proxy = try SocketProxy(listeningAt: story.directory.sub("proxy.sock"), forwardingTo: story.daemon.socketPath)
+        defer { proxy.stop() }
+        async let follow = Tool.run(["--socket", proxy.path, "log", "--from", "10", "--follow", "--limit", "1", "--json"])
+        try await waitUntil("the command to subscribe") { proxy.requestLines.contains { $0.contains(#""method":"subscribe""#) } }
         for _ in 0..<2 {
             _ = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/character/hp","by":-1}"#])
         }

@@ -44,12 +44,29 @@ enum PipeliningClient {
         }
     }
 
-    /// Opens `count` connections one after the other, as fast as it can, and leaves them open
-    /// (the caller closes them). Connections the daemon refuses are skipped.
-    static func connectBurst(socketPath: String, count: Int) async -> [Int32] {
+    /// Opens connections one after the other, as fast as it can, keeping the last 64 open, until
+    /// a connection is refused (nothing listens any more) or `limit` is reached; counts each in
+    /// `connected`. Returns whether it ended refused, and how many connections it made.
+    static func connectUntilRefused(
+        socketPath: String, connected: LineCounter, limit: Int = 100_000
+    ) async -> (refused: Bool, connections: Int) {
         await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: (0..<count).compactMap { _ in try? connect(to: socketPath) })
+                var open: [Int32] = []
+                var made = 0
+                var refused = false
+                while made < limit {
+                    guard let fd = try? connect(to: socketPath) else {
+                        refused = true
+                        break
+                    }
+                    made += 1
+                    connected.increment()
+                    open.append(fd)
+                    if open.count > 64 { close(open.removeFirst()) }
+                }
+                open.forEach { close($0) }
+                continuation.resume(returning: (refused, made))
             }
             thread.start()
         }

@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// The real `reeld` executable, spoken to over its socket.
-@Suite(.serialized) struct ReeldEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldEndToEndTests {
     @Test func servesStopsGracefullyAndKeepsItsStateAcrossRestarts() async throws {
         let dir = try TemporaryDirectory()
         let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
@@ -53,38 +53,45 @@ import Testing
         let dir = try TemporaryDirectory()
         let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
-        let acknowledged = AcknowledgedActions()
+        let clients = 8, each = 1_000
+        let ledger = DispatchLedger()
         let socketPath = daemon.socketPath
-        await withTaskGroup(of: Void.self) { group in
-            for client in 0..<8 {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
                 group.addTask {
+                    // Ends with an error when the daemon dies under it: that is the point.
                     try? await TestConnection.open(socketPath: socketPath) { connection throws in
-                        for i in 0..<1_000 {
-                            let value = JSONValue.string("client \(client) action \(i)")
-                            let response = try await connection.request(i, "dispatch", ["action": ["type": "append", "payload": ["path": .string("/c\(client)"), "value": value]]])
+                        for i in 0..<each {
+                            let action = ActionIdentity(client: client, index: i)
+                            ledger.sent(action)
+                            let response = try await connection.request(i, "dispatch", ["action": ["type": "append", "payload": ["path": .string("/c\(client)"), "value": action.value]]])
                             guard let seq = response["result"]?["seq"]?.intValue else { return }
-                            acknowledged.record(seq: UInt64(seq), value: value)
+                            ledger.acknowledged(action, seq: UInt64(seq))
                         }
                     }
                 }
             }
-            // Let them run, then kill the daemon in the middle of it.
-            for _ in 0..<6_000 where acknowledged.count < 200 { try? await Task.sleep(for: .milliseconds(5)) }
-            _ = try? await daemon.stop(signal: SIGKILL)
-            await group.waitForAll()
+            // Kill it in the middle of the stream, while every client waits for an answer.
+            try await waitUntil("200 acknowledged dispatches", timeout: .seconds(30)) { ledger.acknowledgedCount >= 200 }
+            _ = try await daemon.stop(signal: SIGKILL)
+            try await group.waitForAll()
         }
-        let acked = acknowledged.all
+        let acked = ledger.acknowledgedSeqs
         #expect(acked.count >= 200)
+        #expect(acked.count < clients * each, "every dispatch was answered: the kill came too late to test a crash mid-stream")
+        #expect(ledger.unansweredCount > 0, "no dispatch was in flight when the daemon was killed")
+        #expect(Set(acked.values).count == acked.count, "one seq acknowledged for two actions")
 
-        // Offline, on the files the killed daemon left: every acknowledged action is there.
+        // Offline, on the files the killed daemon left: every acknowledged action is there, at its seq.
         let data = try DataDirectory(path: dir.sub("data"), reducerName: nil, options: .init(readOnly: true))
-        for (seq, value) in acked {
-            let logged = try #require(try data.envelope(at: seq), "acknowledged seq \(seq) is missing")
-            #expect(logged.payload["value"] == value)
+        for (action, seq) in acked.sorted(by: { $0.value < $1.value }) {
+            let logged = try #require(try data.envelope(at: seq), "acknowledged seq \(seq) (\(action)) is missing")
+            #expect(logged.payload == ["path": .string("/c\(action.client)"), "value": action.value], "seq \(seq) holds another action than \(action)")
         }
         let latest = try data.latestSeq()
 
-        // Restarted, the daemon serves exactly the replay of its log.
+        // Restarted, the daemon serves exactly the replay of its log: each client's actions in the
+        // order sent, all the acknowledged ones and at most the one in flight after them.
         let replayed = try Timeline(directory: data, definition: .stock).state(at: latest)
         let again = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await again.start()
@@ -92,6 +99,13 @@ import Testing
             let state = try await connection.request(1, "get")
             #expect(state["result"]?["seq"] == .int(Int64(latest)))
             #expect(state["result"]?["value"] == replayed)
+            for client in 0..<clients {
+                let logged = state["result"]?["value"]?["c\(client)"]?.arrayValue ?? []
+                let answered = ledger.answered(client)
+                let expected = (0..<logged.count).map { ActionIdentity(client: client, index: $0).value }
+                #expect(logged == expected, "client \(client): the log is not its actions in the order sent")
+                #expect(logged.count >= answered && logged.count <= answered + 1, "client \(client): \(logged.count) logged, \(answered) acknowledged")
+            }
         }
         #expect(try await again.stop() == 0)
     }
@@ -164,15 +178,36 @@ extension ReeldEndToEndTests {
     }
 }
 
-/// Actions the daemon acknowledged, from several client tasks.
-final class AcknowledgedActions: @unchecked Sendable {
-    private let lock = NSLock()
-    private var actions: [UInt64: JSONValue] = [:]
+/// One dispatch of the kill -9 test: which client sent it, and its place in that client's stream.
+struct ActionIdentity: Hashable, Sendable, CustomStringConvertible {
+    var client: Int
+    var index: Int
+    /// The value the action appends, unique to it.
+    var value: JSONValue { .string("client \(client) action \(index)") }
+    var description: String { "client \(client) action \(index)" }
+}
 
-    func record(seq: UInt64, value: JSONValue) {
-        lock.withLock { actions[seq] = value }
+/// What several client tasks sent and which seq the daemon acknowledged for each action, keyed by
+/// the action rather than the seq, so that two actions acknowledged with one seq cannot hide each
+/// other.
+final class DispatchLedger: @unchecked Sendable {
+    // @unchecked: every member is behind `lock`.
+    private let lock = NSLock()
+    private var sentActions: Set<ActionIdentity> = []
+    private var seqs: [ActionIdentity: UInt64] = [:]
+
+    func sent(_ action: ActionIdentity) { _ = lock.withLock { sentActions.insert(action) } }
+
+    func acknowledged(_ action: ActionIdentity, seq: UInt64) {
+        lock.withLock {
+            precondition(seqs[action] == nil, "\(action) acknowledged twice")
+            seqs[action] = seq
+        }
     }
 
-    var count: Int { lock.withLock { actions.count } }
-    var all: [UInt64: JSONValue] { lock.withLock { actions } }
+    var acknowledgedCount: Int { lock.withLock { seqs.count } }
+    var acknowledgedSeqs: [ActionIdentity: UInt64] { lock.withLock { seqs } }
+    /// Actions sent and never answered: in flight when the daemon died.
+    var unansweredCount: Int { lock.withLock { sentActions.count - seqs.count } }
+    func answered(_ client: Int) -> Int { lock.withLock { seqs.keys.filter { $0.client == client }.count } }
 }

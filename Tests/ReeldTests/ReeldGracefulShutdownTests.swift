@@ -6,7 +6,7 @@ import Testing
 /// SIGTERM while clients pipeline dispatches, through the real `reeld`: the daemon answers every
 /// request it read before it closes a connection, so what it committed and what it acknowledged
 /// are the same actions.
-@Suite(.serialized) struct ReeldGracefulShutdownTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldGracefulShutdownTests {
     static let connections = 8
     static let dispatchesPerConnection = 2_000
 
@@ -24,10 +24,7 @@ import Testing
                 }
             }
             // Mid-stream: answers are coming, and most requests are not even written yet.
-            let started = ContinuousClock.now
-            while received.current < Self.connections * 20 && ContinuousClock.now - started < .seconds(30) {
-                try await Task.sleep(for: .milliseconds(1))
-            }
+            try await waitUntil("\(Self.connections * 20) answers", timeout: .seconds(30)) { received.current >= Self.connections * 20 }
             let status = try await daemon.stop(signal: SIGTERM)
             #expect(status == 0, "reeld: \(daemon.stderr)")
             var outcomes: [Int: PipeliningClient.Outcome] = [:]
@@ -109,7 +106,11 @@ extension ReeldGracefulShutdownTests {
         let requests = Array((0..<64).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"get"}"# + "\n" }.joined().utf8)
         let written = requests.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         #expect(written == requests.count)
-        try await Task.sleep(for: .milliseconds(300))  // the daemon reads them and fills the socket
+        // The daemon has read them and is writing answers nobody reads: they pile up in the socket.
+        try await waitUntil("answers queued for the peer that never reads") {
+            var queued: Int32 = 0
+            return ioctl(fd, UInt(FIONREAD), &queued) == 0 && queued >= 128 << 10
+        }
 
         let signalled = ContinuousClock.now
         let status = try await daemon.stop(within: .seconds(30))  // throws if it still runs then
@@ -128,16 +129,19 @@ extension ReeldGracefulShutdownTests {
         let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await daemon.start()
         let socketPath = daemon.socketPath
-        async let connections = PipeliningClient.connectBurst(socketPath: socketPath, count: 64)
-        try await Task.sleep(for: .milliseconds(2))
+        let connected = LineCounter()
+        async let burst = PipeliningClient.connectUntilRefused(socketPath: socketPath, connected: connected)
+        // Signalled once connections are arriving; they go on arriving until the socket is gone.
+        try await waitUntil("the first connections") { connected.current >= 8 }
         let status = try await daemon.stop(signal: SIGTERM)
-        for fd in await connections { close(fd) }
+        let ending = await burst
         #expect(status == 0, "reeld: \(daemon.stderr)")
+        #expect(ending.refused, "connections stopped arriving before the daemon stopped listening (\(ending.connections) made)")
     }
 }
 
 /// The end of a peer's input, as Ctrl-D in `socat` makes it, is not the end of its answers.
-@Suite struct ReeldEndOfInputTests {
+@Suite(.timeLimit(.minutes(1))) struct ReeldEndOfInputTests {
     @Test func aPeerThatEndsItsInputGetsEveryAnswerThenTheClose() async throws {
         let dir = try TemporaryDirectory()
         let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
