@@ -336,7 +336,7 @@ def fault_trial(env, case, seed):
         wl = phase(360, "a")
         if not _fired(logp):
             daemon.stop()
-            return H.Outcome("skip", "the store never made this call (%d dispatches)" % wl.sent), d
+            return H.Outcome("skip", "the fault was not reached: too few such calls in %d dispatches" % wl.sent), d
         if not wl.errors and not started_despite:
             problems.append("the fault fired but no dispatch was answered with an error")
         if case.kind == "sync":
