@@ -44,6 +44,13 @@ struct ConnectionSupervisor: Sendable {
             channel.close(promise: nil)
             throw core.closedError  // only a closed client refuses a new connection
         }
+        // The peer may have closed the connection before it was registered as opened: that loss
+        // found no connection to end and was ignored, so `hello` would wait forever on a dead
+        // channel. A close from now on ends the registered connection (and fails `hello`).
+        guard channel.isActive else {
+            core.connectionLost(generation: generation)
+            throw ReelClientError(.connectionFailed, "the connection to \(socketPath) closed as soon as it opened")
+        }
         do throws(ReelClientError) {
             let params = HelloParams(client: configuration.clientName, protocolVersion: WireProtocol.version)
             let result = try await core.send(

@@ -111,7 +111,10 @@ public final class LMDBEnvironment: Sendable {
     /// succeed once space is back. LMDB writes the new meta page, which is what makes a commit
     /// visible, only after every page write and the data sync succeeded, so a commit that failed
     /// for want of space left no trace a later reader could see; and every later transaction
-    /// writes (copy-on-write) all the pages it references that the failed one had touched.
+    /// writes (copy-on-write) all the pages it references that the failed one had touched. That
+    /// holds whether the page write or the sync reported the full disk: pages whose writeback
+    /// failed belong to the failed transaction alone. (A failed write of the meta page itself
+    /// makes LMDB refuse every later transaction on its own, `MDB_PANIC`.)
     public var fatalWriteError: LMDBError? { failedCommit.withLock { $0 } }
 
     /// Frees reader slots held by processes that no longer exist (`mdb_reader_check`).

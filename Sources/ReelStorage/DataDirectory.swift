@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ReelCore
 import ReelJSON
 import ReelLMDB
@@ -70,7 +77,37 @@ public final class DataDirectory: Sendable {
     ///     made for another reducer is refused. `nil` (for tools) accepts any.
     ///   - options: how to open it.
     /// - Throws: ``StorageError`` `.notFound`, `.incompatible` or `.io` with a reason a person can act on.
-    public init(path: String, reducerName: String?, options: Options = Options()) throws(StorageError) {
+    public convenience init(path: String, reducerName: String?, options: Options = Options()) throws(StorageError) {
+        if !options.readOnly, access(path + "/data.mdb", F_OK) != 0 {
+            try Self.create(at: path, reducerName: reducerName, options: options)
+        }
+        try self.init(opening: path, reducerName: reducerName, options: options)
+    }
+
+    /// Creates a data directory so that a crash or power loss at any moment leaves either no data
+    /// file or a complete, synced one: the environment is made in a staging directory inside
+    /// `path`, its metadata committed (LMDB's first commit syncs the whole file, the two initial
+    /// meta pages too), and only then is the data file renamed into place and the directory
+    /// synced. LMDB alone writes its initial meta pages unsynced, and a power cut before the
+    /// first commit's sync could leave them torn: a directory that refuses to open.
+    private static func create(at path: String, reducerName: String?, options: Options) throws(StorageError) {
+        let staging = path + "/.reel-creating"
+        for name in ["data.mdb", "lock.mdb"] { unlink(staging + "/" + name) }  // a creation cut short
+        rmdir(staging)
+        _ = try DataDirectory(opening: staging, reducerName: reducerName, options: options)
+        guard rename(staging + "/data.mdb", path + "/data.mdb") == 0 else {
+            throw StorageError(.io, "cannot create \(path)/data.mdb: \(String(cString: strerror(errno)))")
+        }
+        let directory = open(path, O_RDONLY | O_DIRECTORY)
+        defer { if directory >= 0 { close(directory) } }
+        guard directory >= 0, !options.durable || fsync(directory) == 0 else {
+            throw StorageError(.io, "cannot sync \(path) after creating its data file: \(String(cString: strerror(errno)))")
+        }
+        unlink(staging + "/lock.mdb")
+        rmdir(staging)
+    }
+
+    private init(opening path: String, reducerName: String?, options: Options) throws(StorageError) {
         self.path = path
         self.isReadOnly = options.readOnly
         do {
@@ -116,6 +153,11 @@ public final class DataDirectory: Sendable {
         }
         if error.code == .accessDenied {
             return StorageError(.io, "permission denied opening \(path): \(error.message)", underlying: error)
+        }
+        if error.code == .corrupted {
+            return StorageError(
+                .corrupt, "\(path) is damaged: \(error.detail ?? error.message); restore it from a backup", underlying: error
+            )
         }
         if error.code == .invalid || error.code == .versionMismatch || error.code == .incompatible {
             return StorageError(.incompatible, "\(path) is not an LMDB environment this build can read: \(error.message)", underlying: error)
