@@ -20,28 +20,8 @@ import Testing
         try await client.dispatch(Stock.set("/n", 0))
 
         let writers = 8, each = 40
-        let (acknowledged, acknowledge) = AsyncStream.makeStream(of: Void.self)
-        let outcome = Task {
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<writers {
-                    group.addTask {
-                        var duplicates = 0
-                        for _ in 0..<each {
-                            let receipt = try await client.dispatch(Stock.increment(), idempotencyKey: ReelClient.makeIdempotencyKey())
-                            if receipt.duplicate { duplicates += 1 }
-                            acknowledge.yield()
-                        }
-                        return duplicates
-                    }
-                }
-                return try await group.reduce(0, +)
-            }
-        }
-        var count = 0
-        for await _ in acknowledged {
-            count += 1
-            if count == writers * each / 4 { break }
-        }
+        let load = KeyedWriters(client: client, writers: writers, each: each)
+        await load.waitForAcknowledgements(writers * each / 4)
         // From now on the daemon's answers stay in the proxy: each writer ends up waiting for a
         // dispatch the daemon committed and answered, an answer the client will never read.
         proxy.holdReplies(true)
@@ -54,7 +34,6 @@ import Testing
             }
             return latest == Int64(dispatches)
         }
-        let acknowledgedBeforeTheKill = count
         // The client's reconnections wait in the proxy's backlog until the next daemon is up.
         // (Not closed at once: see `aConnectionClosedAsSoonAsAcceptedFailsTheAttempt`.)
         proxy.pauseAccepting(true)
@@ -65,8 +44,7 @@ import Testing
         try await second.start()
         proxy.pauseAccepting(false)
 
-        let duplicates = try await withDeadline(.seconds(60), "every dispatch to be answered") { try await outcome.value }
-        #expect(acknowledgedBeforeTheKill < writers * each, "the kill came after the writing")
+        let duplicates = try await withDeadline(.seconds(60), "every dispatch to be answered") { try await load.outcome.value }
         // Seen from the outside: each dispatch in flight was sent again with its key.
         let keys = try proxy.requestLines.compactMap { line in
             try JSONValue(parsing: Array(line.utf8))["params"]?["idempotencyKey"]?.stringValue

@@ -99,34 +99,14 @@ import Testing
         try await client.dispatch(Stock.set("/n", 0))
 
         let writers = 8, each = 40
-        let (acknowledged, acknowledge) = AsyncStream.makeStream(of: Void.self)
-        let outcome = Task {
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<writers {
-                    group.addTask {
-                        var duplicates = 0
-                        for _ in 0..<each {
-                            let receipt = try await client.dispatch(Stock.increment(), idempotencyKey: ReelClient.makeIdempotencyKey())
-                            if receipt.duplicate { duplicates += 1 }
-                            acknowledge.yield()
-                        }
-                        return duplicates
-                    }
-                }
-                return try await group.reduce(0, +)
-            }
-        }
+        let load = KeyedWriters(client: client, writers: writers, each: each)
         // Stop the daemon in the middle of the writing, once a quarter of it is acknowledged.
-        var count = 0
-        for await _ in acknowledged {
-            count += 1
-            if count == writers * each / 4 { break }
-        }
+        await load.waitForAcknowledgements(writers * each / 4)
         #expect(try await first.stop(signal: SIGTERM) == 0)
         let second = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await second.start()
 
-        _ = try await withDeadline(.seconds(60), "every dispatch to be answered") { try await outcome.value }
+        _ = try await withDeadline(.seconds(60), "every dispatch to be answered") { try await load.outcome.value }
         #expect(try await client.get(try JSONPointer("/n")).value == .int(Int64(writers * each)), "each dispatch applied exactly once")
         #expect(try await client.history(from: 1, limit: 1000).actions.count == writers * each + 1)
         await client.close()
