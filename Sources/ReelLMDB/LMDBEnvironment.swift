@@ -92,6 +92,10 @@ public final class LMDBEnvironment: Sendable {
         LMDBOpenRegistry.unregister(registration)
     }
 
+    /// Whether a map growth (or adoption) is waiting for this process's open transactions to end:
+    /// for tests of that wait, which otherwise could only sleep and hope.
+    package var isGrowthWaiting: Bool { gate.exclusiveWaiters.load(ordering: .relaxed) > 0 }
+
     /// The size of this process's memory map in bytes. Grows as writes need it, and when another
     /// process has grown the environment.
     public var mapSize: Int { currentMapSize.load(ordering: .relaxed) }

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -22,6 +23,8 @@ final class LMDBMapGate: Sendable {
     // Both are only touched through the pthread calls, which are thread-safe by contract.
     private nonisolated(unsafe) let lock: UnsafeMutablePointer<pthread_rwlock_t>
     private let holdsKey: pthread_key_t
+    /// Threads waiting to enter exclusively (a growth queued behind open transactions).
+    let exclusiveWaiters = Atomic<Int>(0)
 
     init() {
         lock = .allocate(capacity: 1)
@@ -72,7 +75,9 @@ final class LMDBMapGate: Sendable {
     /// The caller must hold no shared hold on this thread (checked: it would deadlock).
     func withExclusive<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lmdbPrecondition(sharedHoldsOnCurrentThread == 0, "LMDB map gate: exclusive entry while holding it shared")
+        exclusiveWaiters.add(1, ordering: .relaxed)
         let rc = pthread_rwlock_wrlock(lock)
+        exclusiveWaiters.subtract(1, ordering: .relaxed)
         lmdbPrecondition(rc == 0, "pthread_rwlock_wrlock failed with \(rc)")
         defer { pthread_rwlock_unlock(lock) }
         return try body()

@@ -137,7 +137,8 @@ import Testing
                     if index == 0 {
                         try! env.read { _ in
                             readOpen.signal()
-                            usleep(300_000)  // long enough for the writer to fill the map and queue its growth
+                            // Until the writer has filled the map and its growth waits for this reader.
+                            while !env.isGrowthWaiting { usleep(1_000) }
                             childRequire(!writerDone.load(ordering: .acquiring), "the growth did not wait for the reader")
                             try env.read { txn in _ = try txn.count(in: blobs) }
                         }

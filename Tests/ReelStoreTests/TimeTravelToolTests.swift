@@ -4,6 +4,7 @@ import ReelJSON
 import ReelStorage
 import ReelStore
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// The store-side engines of `reel bisect`, `reel verify` and `reel import`, on real LMDB files.
@@ -59,6 +60,35 @@ import Testing
             #expect(result.seq == UInt64(target))
             #expect(evaluations.value <= bound, "\(evaluations.value) evaluations for \(size) actions (bound \(bound))")
             #expect(evaluations.value == result.probes, "bisect reports \(result.probes) probes for \(evaluations.value) evaluations")
+        }
+    }
+
+    /// The other half of bisect's cost, also seen from the outside: how many actions the reducers
+    /// fold while it rebuilds states. With a checkpoint every C actions, at most two intervals'
+    /// worth, whatever the log's size: the state at the end of the log is rebuilt from the nearest
+    /// checkpoint once, then the search inside one interval replays forward from the last state
+    /// where the condition did not hold (halving each time: about one interval in all). With no
+    /// checkpoint, two passes over the log — never one replay per probe.
+    @Test(arguments: [(100, 1_000), (1_000, 1_000), (10_000, 1_000), (10_000, 100_000)])
+    func bisectFoldsAtMostTwoCheckpointIntervalsOfActions(_ size: Int, _ checkpointEvery: Int) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.counting(size, every: UInt64(checkpointEvery), in: directory)
+        defer { Task { await store.close() } }
+        let folds = SharedCounter()
+        var definition = StoreDefinition<JSONValue>.stock
+        let stock = definition.reducer
+        definition.reducer = Reduce(stock.actionTypes) { (state: inout JSONValue, action: ActionEnvelope) throws(ReducerError) in
+            folds.add()
+            try stock.reduce(into: &state, action: action)
+        }
+        let timeline = Timeline(directory: store.directory, definition: definition)
+        // Checkpoints land on commit boundaries, up to one 500-action batch past each multiple.
+        let bound = 2 * min(size, checkpointEvery + 500)
+        for target in [1, size / 3, size - 1, size] {
+            folds.reset()
+            let result = try timeline.bisect { (state: JSONValue) in (state["n"]?.intValue ?? 0) >= Int64(target) }
+            #expect(result.seq == UInt64(target))
+            #expect(folds.value <= bound, "\(folds.value) actions folded to bisect \(size) actions (bound \(bound))")
         }
     }
 
@@ -138,4 +168,12 @@ final class Counter: @unchecked Sendable {
     // @unchecked: bisect evaluates its condition on the calling thread, one call at a time.
     private(set) var value = 0
     func add() { value += 1 }
+}
+
+/// A counter reducers may bump from any thread.
+final class SharedCounter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    func reset() { count.withLock { $0 = 0 } }
+    var value: Int { count.withLock { $0 } }
 }
