@@ -28,8 +28,9 @@ public struct TestConnection {
         try await outbound.write(ByteBuffer(string: text))
     }
 
-    /// Sends a request with `id` and returns its response, passing over subscription updates
-    /// that arrive first (they may: an update is not ordered with responses).
+    /// Sends a request with `id` and returns its response. Subscription updates that arrive
+    /// first (they may: an update is not ordered with responses) are kept, in order, for the next
+    /// ``receive()`` or ``updatesSoFar()``: none is dropped.
     public func request(_ id: Int, _ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
         var message: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
         if let params, case .object(var members) = message {
@@ -38,17 +39,23 @@ public struct TestConnection {
         }
         try await send(message.jsonString + "\n")
         while true {
-            let received = try await receive()
-            if received["method"] == "update" { continue }
+            let received = try await inbound.nextMessage()
+            if received["method"] == "update" {
+                inbound.keep(received)
+                continue
+            }
             return received
         }
     }
 
-    /// The next message from the server.
+    /// The next message from the server: updates kept by ``request(_:_:_:)`` first.
     public func receive() async throws -> JSONValue {
-        guard let line = try await inbound.next() else { throw ConnectionClosed() }
-        return try JSONValue(parsing: Array(line.readableBytesView))
+        if let kept = inbound.takeKept() { return kept }
+        return try await inbound.nextMessage()
     }
+
+    /// The updates ``request(_:_:_:)`` passed over and no ``receive()`` has returned yet.
+    public func updatesSoFar() -> [JSONValue] { inbound.keptMessages }
 
     /// Whether the server closed the connection (after draining anything still sent).
     public func isClosed() async -> Bool {
@@ -63,10 +70,25 @@ public struct TestConnection {
 
 public struct ConnectionClosed: Error {}
 
-/// Lets the `next` closure of a connection advance one inbound iterator.
+/// Lets the `next` closure of a connection advance one inbound iterator, and holds the updates a
+/// request passed over.
 final class SharedIterator: @unchecked Sendable {
     // @unchecked: a test reads its connection from one task at a time.
     private var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    private(set) var keptMessages: [JSONValue] = []
     init(_ iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator) { self.iterator = iterator }
     func next() async throws -> ByteBuffer? { try await iterator.next() }
+
+    func nextMessage() async throws -> JSONValue {
+        guard let line = try await next() else { throw ConnectionClosed() }
+        return try JSONValue(parsing: Array(line.readableBytesView))
+    }
+
+    func keep(_ message: JSONValue) { keptMessages.append(message) }
+    func takeKept() -> JSONValue? {
+        // `.none`, not `nil`: JSONValue is itself ExpressibleByNilLiteral, and a bare `nil` here
+        // would become `.some(.null)`.
+        guard !keptMessages.isEmpty else { return .none }
+        return keptMessages.removeFirst()
+    }
 }
