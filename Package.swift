@@ -51,7 +51,7 @@ let package = Package(
         // Named places in the write path where crash tests kill the process (armed by REEL_CRASH_POINT).
         .target(name: "ReelCrashPoints"),
         // Turns a fault inside an LMDB map (a damaged file LMDB could not tell) into a clear exit.
-        .target(name: "CReelFaultGuard"),
+        .target(name: "CReelFaultGuard", dependencies: ["CReelLMDB"]),
         .target(name: "ReelLMDB", dependencies: ["CReelLMDB", "CReelFaultGuard", "ReelCrashPoints"]),
         // XXH3-64, the checksum on every stored record (Debian's libxxhash-dev).
         .systemLibrary(

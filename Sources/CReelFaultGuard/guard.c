@@ -2,6 +2,7 @@
 // handler is async-signal-safe (atomics, write, sigaction, _exit).
 #include "CReelFaultGuard.h"
 
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -16,6 +17,44 @@ static struct {
 } regions[REGIONS];
 
 static const char *guard_message = "the data file is damaged";
+// How deep the thread is in LMDB calls that read pages. Initial-exec TLS: safe to read in a handler.
+static __thread int inside_lmdb __attribute__((tls_model("initial-exec")));
+
+// Where a guarded read on this thread jumps back to after a fault, or NULL.
+static __thread sigjmp_buf *recovery __attribute__((tls_model("initial-exec")));
+
+void reel_fault_guard_enter(void) { inside_lmdb++; }
+void reel_fault_guard_leave(void) { inside_lmdb--; }
+
+int reel_guarded_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data) {
+    sigjmp_buf here;
+    if (sigsetjmp(here, 1)) {
+        recovery = NULL;
+        inside_lmdb--;
+        return REEL_LMDB_FAULTED;
+    }
+    inside_lmdb++;
+    recovery = &here;
+    int rc = mdb_get(txn, dbi, key, data);
+    recovery = NULL;
+    inside_lmdb--;
+    return rc;
+}
+
+int reel_guarded_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op) {
+    sigjmp_buf here;
+    if (sigsetjmp(here, 1)) {
+        recovery = NULL;
+        inside_lmdb--;
+        return REEL_LMDB_FAULTED;
+    }
+    inside_lmdb++;
+    recovery = &here;
+    int rc = mdb_cursor_get(cursor, key, data, op);
+    recovery = NULL;
+    inside_lmdb--;
+    return rc;
+}
 static struct sigaction previous_segv, previous_bus;
 
 void reel_fault_guard_set_region(uint64_t id, const void *start, size_t length) {
@@ -62,18 +101,19 @@ static void write_text(const char *text) {
 static void handle_fault(int signal, siginfo_t *info, void *context) {
     (void)context;
     uintptr_t address = (uintptr_t)info->si_addr;
-    if (!in_region(address)) {
+    if (!in_region(address) && inside_lmdb == 0) {
         // Not ours: restore what was there and let the fault happen again under it.
         sigaction(signal, signal == SIGBUS ? &previous_bus : &previous_segv, NULL);
         return;
     }
+    if (recovery != NULL) siglongjmp(*recovery, 1);  // a guarded read: abandon it, not the process
     char hex[2 + 16 + 1] = "0x";
     for (int i = 0; i < 16; i++) {
         hex[2 + i] = "0123456789abcdef"[(address >> (60 - 4 * i)) & 0xf];
     }
     hex[18] = 0;
     write_text(guard_message);
-    write_text(signal == SIGBUS ? " (SIGBUS reading the LMDB map at " : " (SIGSEGV reading the LMDB map at ");
+    write_text(signal == SIGBUS ? " (SIGBUS at " : " (SIGSEGV at ");
     write_text(hex);
     write_text(")\n");
     _exit(74);

@@ -104,7 +104,7 @@ extension LMDBEnvironment {
         -> LMDBDatabase?
     {
         var handle: MDB_dbi = 0
-        guard try LMDBError.found(mdb_dbi_open(txn, name, flags, &handle), "mdb_dbi_open") else {
+        guard try LMDBError.found(insideLMDB { mdb_dbi_open(txn, name, flags, &handle) }, "mdb_dbi_open") else {
             return nil
         }
         var recorded: UInt32 = 0

@@ -97,7 +97,7 @@ extension LMDBEnvironment {
         while true {
             // The copy runs its own read transaction over the map, so it holds the gate like one.
             gate.enterShared()
-            let rc = mdb_env_copy2(handle, path, flags)
+            let rc = insideLMDB { mdb_env_copy2(handle, path, flags) }
             gate.leaveShared()
             if rc == MDB_MAP_RESIZED {
                 // Another process grew the map before the copy's transaction began. The data file

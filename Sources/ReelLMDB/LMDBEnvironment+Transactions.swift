@@ -103,7 +103,7 @@ extension LMDBEnvironment {
                 throw .body(error)
             case .success(let value):
                 // mdb_txn_commit frees the transaction whether or not it succeeds.
-                let rc = mdb_txn_commit(txn)
+                let rc = insideLMDB { mdb_txn_commit(txn) }
                 gate.leaveShared()
                 if rc == MDB_SUCCESS { return value }
                 if rc == MDB_MAP_FULL {

@@ -110,7 +110,7 @@ extension TransactionCore {
         var flags: UInt32 = 0
         if append { flags |= UInt32(MDB_APPEND) }
         if noOverwrite { flags |= UInt32(MDB_NOOVERWRITE) }
-        let rc = mdb_put(txn, db.handle, &k, &v, flags)
+        let rc = insideLMDB { mdb_put(txn, db.handle, &k, &v, flags) }
         if rc == MDB_SUCCESS { return true }
         if rc == MDB_KEYEXIST {
             // LMDB returns MDB_KEYEXIST here without marking the transaction failed; it stays usable.
@@ -130,7 +130,7 @@ extension TransactionCore {
     func delete(rawKey key: UnsafeRawBufferPointer, in db: LMDBDatabase) throws(LMDBError) -> Bool {
         enterWrite(db)
         var k = MDB_val(key)
-        let rc = mdb_del(txn, db.handle, &k, nil)
+        let rc = insideLMDB { mdb_del(txn, db.handle, &k, nil) }
         if rc == MDB_SUCCESS { return true }
         if rc == MDB_NOTFOUND { return false }
         throw writeFailure(rc, "mdb_del")
@@ -139,7 +139,7 @@ extension TransactionCore {
     /// `mdb_drop(…, 0)`: removes every entry, keeps the database and its handle.
     func clear(_ db: LMDBDatabase) throws(LMDBError) {
         enterWrite(db)
-        let rc = mdb_drop(txn, db.handle, 0)
+        let rc = insideLMDB { mdb_drop(txn, db.handle, 0) }
         if rc != MDB_SUCCESS { throw writeFailure(rc, "mdb_drop") }
     }
 }

@@ -1,3 +1,4 @@
+import CReelFaultGuard
 import CReelLMDB
 
 /// The operations both transaction kinds share, on the raw `MDB_txn`.
@@ -65,7 +66,8 @@ struct TransactionCore {
         enter(db)
         var k = MDB_val(key)
         var value = MDB_val()
-        guard try LMDBError.found(mdb_get(txn, db.handle, &k, &value), "mdb_get") else { return nil }
+        let rc = write == nil ? reel_guarded_get(txn, db.handle, &k, &value) : insideLMDB { mdb_get(txn, db.handle, &k, &value) }
+        guard try LMDBError.found(try Self.faultChecked(rc, "mdb_get"), "mdb_get") else { return nil }
         try map?.check(value, "mdb_get")
         return value
     }
@@ -150,7 +152,8 @@ struct TransactionCore {
     func move(_ cursor: OpaquePointer, _ op: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val)
         throws(LMDBError) -> Bool
     {
-        guard try LMDBError.found(mdb_cursor_get(cursor, &key, &value, op), "mdb_cursor_get") else { return false }
+        let rc = write == nil ? reel_guarded_cursor_get(cursor, &key, &value, op) : insideLMDB { mdb_cursor_get(cursor, &key, &value, op) }
+        guard try LMDBError.found(try Self.faultChecked(rc, "mdb_cursor_get"), "mdb_cursor_get") else { return false }
         if let map {
             try map.check(key, "mdb_cursor_get")
             try map.check(value, "mdb_cursor_get")
@@ -213,4 +216,26 @@ struct MapBounds {
             )
         }
     }
+}
+
+extension TransactionCore {
+    /// A guarded read that faulted becomes an error; any other code passes through.
+    @inline(__always)
+    static func faultChecked(_ rc: Int32, _ operation: StaticString) throws(LMDBError) -> Int32 {
+        guard rc == REEL_LMDB_FAULTED else { return rc }
+        throw LMDBError(
+            code: .corrupted, operation: "\(operation)",
+            detail: "reading a damaged page of the data file led outside its pages (a memory fault, caught)"
+        )
+    }
+}
+
+/// Runs an LMDB call that walks pages with the calling thread marked for the fault guard: LMDB
+/// follows page numbers and offsets from the file unchecked, and a damaged one can make it read
+/// anywhere, so a memory fault in here ends the process as a damaged file (exit 74), not a signal.
+@inline(__always)
+func insideLMDB<R>(_ call: () -> R) -> R {
+    reel_fault_guard_enter()
+    defer { reel_fault_guard_leave() }
+    return call()
 }

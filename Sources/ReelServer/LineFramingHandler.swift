@@ -73,7 +73,12 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
             if failed { return }
         }
         scanned = pending?.readableBytes ?? 0
-        if let pending, pending.readableBytes > maxLineLength {
+        // A partial line already longer than the limit is refused now, without waiting for its end;
+        // but a last "\r" may be the start of the "\r\n" that ends a line of exactly the limit,
+        // which is accepted when it arrives in one piece (found by fuzzing the chunking).
+        if let pending, pending.readableBytes > maxLineLength,
+            pending.readableBytes > maxLineLength + 1 || pending.readableBytesView.last != UInt8(ascii: "\r")
+        {
             fail(context: context, .lineTooLong(limit: maxLineLength))
             return
         }

@@ -176,7 +176,7 @@ public final class DataDirectory: Sendable {
         }
         if lmdb.code == .corrupted || lmdb.code == .pageNotFound {
             return StorageError(
-                .corrupt, "\(what): the data file is damaged (\(lmdb.message)); `reel verify` reports what it can read",
+                .corrupt, "\(what): the data file is damaged (\(lmdb.detail ?? lmdb.message)); `reel verify` reports what it can read",
                 underlying: lmdb
             )
         }

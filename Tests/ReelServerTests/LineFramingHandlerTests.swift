@@ -42,6 +42,21 @@ struct LineFramingHandlerTests {
         #expect(try lines(channel).isEmpty)
     }
 
+    /// Found by fuzzing: a line of exactly the limit ended by "\r\n" was accepted in one read but
+    /// refused when the "\r" arrived before the "\n". How the bytes are split must not matter.
+    @Test func aLineAtTheLimitEndedByCRLFPassesHoweverItIsSplit() throws {
+        for split in 1...6 {
+            let channel = try makeChannel(limit: 4)
+            let text = Array("abcd\r\nef\n".utf8)
+            try channel.writeInbound(ByteBuffer(bytes: text[..<split]))
+            try channel.writeInbound(ByteBuffer(bytes: text[split...]))
+            #expect(try lines(channel) == ["abcd", "ef"], "split after \(split) bytes")
+        }
+        let channel = try makeChannel(limit: 4)
+        try send(channel, "abcd\r")
+        #expect(throws: FramingError.lineTooLong(limit: 4)) { try send(channel, "x") }
+    }
+
     @Test func anOverlongLineFailsBeforeItsNewlineArrives() throws {
         let channel = try makeChannel(limit: 8)
         try send(channel, "12345678")

@@ -12,9 +12,12 @@ import ReelStorage
 /// libFuzzer drives them through `Tools/Fuzz` (`Tools/Fuzz/run`); `swift test` replays every
 /// seed and every input that ever crashed (`Tools/Fuzz/corpus`) through the same functions.
 public enum FuzzTarget: String, CaseIterable, Sendable {
-    /// The line framer and JSON-RPC request handling: bytes in arbitrary chunks → lines →
-    /// requests → typed calls, whose params read back to the same call.
+    /// The line framer: bytes in arbitrary chunks → lines no longer than the limit, without a
+    /// newline, the same whatever the chunking.
     case framer
+    /// JSON-RPC request handling: one line → a request → a typed call, whose params read back to
+    /// the same call.
+    case request
     /// The JSON parser: anything it accepts serializes and parses back to the same value, and
     /// survives the binary encoding.
     case json
@@ -33,6 +36,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     public func run(_ input: UnsafeRawBufferPointer) {
         switch self {
         case .framer: Self.framer(input)
+        case .request: Self.request(input)
         case .json: Self.json(input)
         case .patch: Self.patch(input, merge: false)
         case .merge: Self.patch(input, merge: true)
@@ -48,31 +52,53 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     static func framer(_ input: UnsafeRawBufferPointer) {
-        let limit = 512
-        let channel = EmbeddedChannel(handler: LineFramingHandler(maxLineLength: limit, midLineTimeout: .seconds(30)))
+        let limit = 256
         // The first byte picks the chunk size, so splits at every position get explored.
-        let chunk = max(1, Int(input.first ?? 1) % 64)
-        var offset = input.isEmpty ? 0 : 1
-        var lines: [ByteBuffer] = []
+        let chunk = 1 + Int(input.first ?? 0) % 97
+        let body = input.isEmpty ? input : UnsafeRawBufferPointer(rebasing: input[1...])
+        let chunked = frame(body, chunk: chunk, limit: limit)
+        for line in chunked.lines {
+            require(line.count <= limit, "a line of \(line.count) bytes passed a limit of \(limit)")
+            require(!line.contains(UInt8(ascii: "\n")), "a framed line holds a newline")
+        }
+        // Chunking must not change what is framed.
+        let whole = frame(body, chunk: max(body.count, 1), limit: limit)
+        require(whole.lines == chunked.lines && whole.refused == chunked.refused,
+                "chunks of \(chunk) bytes framed other lines than the whole input")
+    }
+
+    /// One channel for every input: making an `EmbeddedChannel` costs more than framing a
+    /// kilobyte, so each input gets a fresh handler in this channel's pipeline instead.
+    nonisolated(unsafe) static let framingChannel = EmbeddedChannel()
+
+    /// Feeds `input` to a fresh framer in chunks; the lines it passed on, and whether it refused a line.
+    static func frame(_ input: UnsafeRawBufferPointer, chunk: Int, limit: Int) -> (lines: [[UInt8]], refused: Bool) {
+        let channel = framingChannel
+        let handler = LineFramingHandler(maxLineLength: limit, midLineTimeout: .seconds(30))
+        try! channel.pipeline.syncOperations.addHandler(handler)
+        defer { _ = channel.pipeline.syncOperations.removeHandler(handler) }
+        var lines: [[UInt8]] = []
+        var refused = false
+        var offset = 0
         while offset < input.count {
             let end = min(input.count, offset + chunk)
             do {
                 try channel.writeInbound(ByteBuffer(bytes: input[offset..<end]))
             } catch {
-                break  // a refused line (too long) closes the connection: nothing more is read
+                refused = true  // a refused line (too long) closes the connection: nothing more is read
             }
-            while let line = try? channel.readInbound(as: ByteBuffer.self) { lines.append(line) }
+            // Lines passed on before a refusal count too.
+            while let line = try? channel.readInbound(as: ByteBuffer.self) { lines.append(Array(line.readableBytesView)) }
+            if refused { break }
             offset = end
         }
-        _ = try? channel.finish()
-        for line in lines {
-            require(line.readableBytes <= limit, "a line of \(line.readableBytes) bytes passed a limit of \(limit)")
-            require(!line.readableBytesView.contains(UInt8(ascii: "\n")), "a framed line holds a newline")
-            guard case .success(let request) = RPCRequest.parse(Array(line.readableBytesView)) else { continue }
-            guard let call = try? RPCCall(request) else { continue }
-            let again = try? RPCCall(call.request(id: .int(1)))
-            require(again == call, "\(call) does not read back from the request it makes")
-        }
+        return (lines, refused)
+    }
+
+    static func request(_ input: UnsafeRawBufferPointer) {
+        guard case .success(let request) = RPCRequest.parse(input), let call = try? RPCCall(request) else { return }
+        let again = try? RPCCall(call.request(id: .int(1)))
+        require(again == call, "\(call) does not read back from the request it makes")
     }
 
     static func json(_ input: UnsafeRawBufferPointer) {
