@@ -69,7 +69,11 @@ import Testing
             let stderr = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
             #expect(!stderr.contains("child check failed"), "\(stderr)")
             // Wait for the writer, so that it is done with the environment before the checks.
-            while !writer.isFinished { usleep(1_000) }
+            let writerDeadline = Date().addingTimeInterval(60)
+            while !writer.isFinished {
+                try #require(Date() < writerDeadline, "the writer thread did not finish within 60 s")
+                usleep(1_000)
+            }
             #expect(try env.read { try $0.count(in: log) } == Self.commits * Self.entriesPerCommit)
         }
     }
