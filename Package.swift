@@ -160,7 +160,6 @@ let package = Package(
             dependencies: [
                 "ReelServer", "ReelProtocol", "ReelStorage", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Tools/FuzzTargets"
         ),

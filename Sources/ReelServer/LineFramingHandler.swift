@@ -22,12 +22,8 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
     public typealias InboundIn = ByteBuffer
     public typealias InboundOut = ByteBuffer
 
-    private let maxLineLength: Int
+    private var framer: LineFramer
     private let midLineTimeout: TimeAmount
-    private var pending: ByteBuffer?
-    /// How many bytes at the start of `pending` are known to hold no newline: a long line arriving
-    /// in many small reads is scanned once, not once per read.
-    private var scanned = 0
     private var stallTimer: Scheduled<Void>?
     private var failed = false
 
@@ -36,58 +32,28 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
     ///   - midLineTimeout: how long a partial line may wait for the rest.
     public init(maxLineLength: Int, midLineTimeout: TimeAmount) {
         precondition(maxLineLength > 0, "maxLineLength must be positive")
-        self.maxLineLength = maxLineLength
+        self.framer = LineFramer(maxLineLength: maxLineLength)
         self.midLineTimeout = midLineTimeout
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         var incoming = unwrapInboundIn(data)
-        if pending == nil {
-            pending = incoming
-        } else {
-            pending!.writeBuffer(&incoming)
-        }
-        emitCompleteLines(context: context)
-    }
-
-    private func emitCompleteLines(context: ChannelHandlerContext) {
-        var completedALine = false
-        while var buffer = pending, let newline = buffer.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) {
-            completedALine = true
-            scanned = 0
-            let length = newline - buffer.readerIndex
-            var line = buffer.readSlice(length: length)!
-            buffer.moveReaderIndex(forwardBy: 1)
-            pending = buffer.readableBytes > 0 ? buffer : nil
-            if line.readableBytesView.last == UInt8(ascii: "\r") {
-                line = line.getSlice(at: line.readerIndex, length: line.readableBytes - 1)!
-            }
-            guard line.readableBytes <= maxLineLength else {
-                fail(context: context, .lineTooLong(limit: maxLineLength))
-                return
-            }
-            if line.readableBytes > 0 {
-                context.fireChannelRead(wrapInboundOut(line))
-            }
+        let read = framer.read(&incoming)
+        for line in read.lines {
+            context.fireChannelRead(wrapInboundOut(line))
             if failed { return }
         }
-        scanned = pending?.readableBytes ?? 0
-        // A partial line already longer than the limit is refused now, without waiting for its end;
-        // but a last "\r" may be the start of the "\r\n" that ends a line of exactly the limit,
-        // which is accepted when it arrives in one piece (found by fuzzing the chunking).
-        if let pending, pending.readableBytes > maxLineLength,
-            pending.readableBytes > maxLineLength + 1 || pending.readableBytesView.last != UInt8(ascii: "\r")
-        {
-            fail(context: context, .lineTooLong(limit: maxLineLength))
+        if read.refused {
+            fail(context: context, .lineTooLong(limit: framer.maxLineLength))
             return
         }
-        if pending == nil || completedALine {
+        if !read.hasPartialLine || read.completedALine {
             // The partial line (if any) is a new one: its clock starts now.
             stallTimer?.cancel()
             stallTimer = nil
         }
-        if pending != nil && stallTimer == nil {
+        if read.hasPartialLine && stallTimer == nil {
             // Started when a partial line first arrives, not reset by more of the same line: a
             // peer trickling a byte a minute must not hold a connection (and its buffer) forever.
             let timeout = midLineTimeout
@@ -100,8 +66,7 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
     private func fail(context: ChannelHandlerContext, _ error: FramingError) {
         guard !failed else { return }
         failed = true
-        pending = nil
-        scanned = 0
+        framer.inputClosed()
         stallTimer?.cancel()
         stallTimer = nil
         context.fireErrorCaught(error)
@@ -111,8 +76,7 @@ public final class LineFramingHandler: ChannelInboundHandler, RemovableChannelHa
         if let event = event as? ChannelEvent, event == .inputClosed {
             // No more bytes will come: a partial line stays incomplete, and is no stall to report
             // while the connection sends its last answers.
-            pending = nil
-            scanned = 0
+            framer.inputClosed()
             stallTimer?.cancel()
             stallTimer = nil
         }

@@ -1,5 +1,4 @@
 import NIOCore
-import NIOEmbedded
 import ReelJSON
 import ReelProtocol
 import ReelServer
@@ -12,8 +11,9 @@ import ReelStorage
 /// libFuzzer drives them through `Tools/Fuzz` (`Tools/Fuzz/run`); `swift test` replays every
 /// seed and every input that ever crashed (`Tools/Fuzz/corpus`) through the same functions.
 public enum FuzzTarget: String, CaseIterable, Sendable {
-    /// The line framer: bytes in arbitrary chunks → lines no longer than the limit, without a
-    /// newline, the same whatever the chunking.
+    /// The line framer (``LineFramer``, the rules of the server's framing handler): bytes in
+    /// arbitrary chunks → lines no longer than the limit, without a newline, the same whatever the
+    /// chunking.
     case framer
     /// JSON-RPC request handling: one line → a request → a typed call, whose params read back to
     /// the same call.
@@ -67,32 +67,21 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 "chunks of \(chunk) bytes framed other lines than the whole input")
     }
 
-    /// One channel for every input: making an `EmbeddedChannel` costs more than framing a
-    /// kilobyte, so each input gets a fresh handler in this channel's pipeline instead.
-    nonisolated(unsafe) static let framingChannel = EmbeddedChannel()
-
     /// Feeds `input` to a fresh framer in chunks; the lines it passed on, and whether it refused a line.
     static func frame(_ input: UnsafeRawBufferPointer, chunk: Int, limit: Int) -> (lines: [[UInt8]], refused: Bool) {
-        let channel = framingChannel
-        let handler = LineFramingHandler(maxLineLength: limit, midLineTimeout: .seconds(30))
-        try! channel.pipeline.syncOperations.addHandler(handler)
-        defer { _ = channel.pipeline.syncOperations.removeHandler(handler) }
+        var framer = LineFramer(maxLineLength: limit)
         var lines: [[UInt8]] = []
-        var refused = false
         var offset = 0
         while offset < input.count {
             let end = min(input.count, offset + chunk)
-            do {
-                try channel.writeInbound(ByteBuffer(bytes: input[offset..<end]))
-            } catch {
-                refused = true  // a refused line (too long) closes the connection: nothing more is read
-            }
+            var bytes = ByteBuffer(bytes: input[offset..<end])
+            let read = framer.read(&bytes)
             // Lines passed on before a refusal count too.
-            while let line = try? channel.readInbound(as: ByteBuffer.self) { lines.append(Array(line.readableBytesView)) }
-            if refused { break }
+            lines += read.lines.map { Array($0.readableBytesView) }
+            if read.refused { return (lines, true) }
             offset = end
         }
-        return (lines, refused)
+        return (lines, false)
     }
 
     static func request(_ input: UnsafeRawBufferPointer) {

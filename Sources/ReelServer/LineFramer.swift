@@ -1,0 +1,91 @@
+import NIOCore
+
+/// The framing rules of ``LineFramingHandler`` as a plain value, without I/O or timers: bytes go
+/// in as they arrive, complete lines come out. Tested and fuzzed on its own; the handler adds the
+/// channel and the mid-line stall timer.
+///
+/// A line ends at `\n`; a `\r` before it is dropped; empty lines are skipped. A line longer than
+/// `maxLineLength` bytes (not counting its `\r\n`) is refused as soon as that many bytes without a
+/// newline have arrived, however the bytes are split into reads.
+public struct LineFramer: Sendable {
+    /// What one read gave.
+    public struct Read: Sendable {
+        /// The complete lines, in order (those before a refused line included).
+        public var lines: [ByteBuffer] = []
+        /// Whether a line was completed (then any partial line after it is a new one).
+        public var completedALine = false
+        /// Whether a line was refused as too long: the framer reads nothing more.
+        public var refused = false
+        /// Whether part of a line is waiting for the rest.
+        public var hasPartialLine = false
+    }
+
+    public let maxLineLength: Int
+    private var pending: ByteBuffer?
+    /// How many bytes at the start of `pending` are known to hold no newline: a long line arriving
+    /// in many small reads is scanned once, not once per read.
+    private var scanned = 0
+    /// Set once a line was refused: nothing after it is read.
+    public private(set) var isFailed = false
+
+    public init(maxLineLength: Int) {
+        precondition(maxLineLength > 0, "maxLineLength must be positive")
+        self.maxLineLength = maxLineLength
+    }
+
+    /// Takes the bytes of one read.
+    public mutating func read(_ incoming: inout ByteBuffer) -> Read {
+        var result = Read()
+        guard !isFailed else {
+            result.refused = true
+            return result
+        }
+        if pending == nil {
+            pending = incoming
+        } else {
+            pending!.writeBuffer(&incoming)
+        }
+        while var buffer = pending, let newline = buffer.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) {
+            result.completedALine = true
+            scanned = 0
+            let length = newline - buffer.readerIndex
+            var line = buffer.readSlice(length: length)!
+            buffer.moveReaderIndex(forwardBy: 1)
+            pending = buffer.readableBytes > 0 ? buffer : nil
+            if line.readableBytesView.last == UInt8(ascii: "\r") {
+                line = line.getSlice(at: line.readerIndex, length: line.readableBytes - 1)!
+            }
+            guard line.readableBytes <= maxLineLength else {
+                fail(&result)
+                return result
+            }
+            if line.readableBytes > 0 { result.lines.append(line) }
+        }
+        scanned = pending?.readableBytes ?? 0
+        // A partial line already longer than the limit is refused now, without waiting for its
+        // end; but a last "\r" may be the start of the "\r\n" that ends a line of exactly the
+        // limit, which is accepted when it arrives in one piece (found by fuzzing the chunking).
+        if let pending, pending.readableBytes > maxLineLength,
+            pending.readableBytes > maxLineLength + 1 || pending.readableBytesView.last != UInt8(ascii: "\r")
+        {
+            fail(&result)
+            return result
+        }
+        result.hasPartialLine = pending != nil
+        return result
+    }
+
+    /// The peer sent its last byte: a partial line stays incomplete and is dropped.
+    public mutating func inputClosed() {
+        pending = nil
+        scanned = 0
+    }
+
+    private mutating func fail(_ result: inout Read) {
+        isFailed = true
+        pending = nil
+        scanned = 0
+        result.refused = true
+        result.hasPartialLine = false
+    }
+}
