@@ -485,24 +485,29 @@ def selftest(env, seed, tally=None):
     same = open(os.path.join(img, "data.mdb"), "rb").read() == open(os.path.join(data, "data.mdb"), "rb").read()
     t.add("image at the journal's end == data.mdb (%d records, %s)" % (len(j), j.counts()),
           H.Outcome(H.Outcome.PASS if same else H.Outcome.FAIL, "" if same else "images differ"), show=True)
-    # (2) the last meta-page write (O_DSYNC: the commit point) of data.mdb before the last ACK
+    # (2) the last meta-page write (O_DSYNC: the commit point) of data.mdb before the last ACK that
+    # committed actions: a commit may carry only a checkpoint, and cutting it loses no action, so
+    # candidates are tried from the latest back until one whose cut changes the count.
     data_id = next(k for k, v in j.names.items() if v == "data.mdb")
     last_ack = j.ack_positions()[-1]
-    meta = max(r.index for r in j.records[:last_ack]
-               if r.type == J.R_WRITE and r.file == data_id and r.flags & 1)
-    sync = max(r.index for r in j.records[:meta] if r.type == J.R_SYNC and r.file == data_id)
-    counts = []
-    for cut in (sync, meta + 1):
-        required = {i: s for _, i, s in j.acks(cut)}
-        img2 = env.fresh("self")
-        b = J.ImageBuilder(j)
-        b.advance(cut)
-        pending = b.pending_sectors()
-        b.image(cut, 0, img2, mode="none")
-        out = H.check_directory(env, img2, required, img2, allow_refusal=False)
-        rc, text, _ = H.run([env.reel, "export", "--data-dir", img2])
-        counts.append((len([l for l in text.splitlines() if l.strip()]), len(required), pending, out))
-        shutil.rmtree(img2, ignore_errors=True)
+    metas = sorted((r.index for r in j.records[:last_ack]
+                    if r.type == J.R_WRITE and r.file == data_id and r.flags & 1), reverse=True)
+    for meta in metas[:8]:
+        sync = max(r.index for r in j.records[:meta] if r.type == J.R_SYNC and r.file == data_id)
+        counts = []
+        for cut in (sync, meta + 1):
+            required = {i: s for _, i, s in j.acks(cut)}
+            img2 = env.fresh("self")
+            b = J.ImageBuilder(j)
+            b.advance(cut)
+            pending = b.pending_sectors()
+            b.image(cut, 0, img2, mode="none")
+            out = H.check_directory(env, img2, required, img2, allow_refusal=False)
+            rc, text, _ = H.run([env.reel, "export", "--data-dir", img2])
+            counts.append((len([l for l in text.splitlines() if l.strip()]), len(required), pending, out))
+            shutil.rmtree(img2, ignore_errors=True)
+        if counts[1][0] > counts[0][0]:
+            break
     (n_before, req_before, pend, out_before), (n_after, req_after, _, out_after) = counts
     acked_between = [s for _, _, s in j.acks() if n_before < s <= n_after]
     ok = (out_before.kind == H.Outcome.PASS and out_after.kind == H.Outcome.PASS and
