@@ -238,7 +238,12 @@ public struct BinaryReader {
         case BinaryTag.false: return .bool(false)
         case BinaryTag.true: return .bool(true)
         case BinaryTag.int: return .int(try readSignedVarint())
-        case BinaryTag.double: return .double(try readDouble())
+        case BinaryTag.double:
+            // Parsing never makes a NaN or an infinity, and the Codable bridge refuses them: in
+            // stored JSON one is damage (JSON has no such number, so it would be served as null).
+            let value = try readDouble()
+            guard value.isFinite else { throw corrupt("a number that is not finite", at: start) }
+            return .double(value)
         case BinaryTag.string: return .string(try readString())
         case BinaryTag.array:
             guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels", at: start) }

@@ -136,7 +136,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 guard let decoded else { continue }
                 let encoded = EnvelopeCodec.encode(decoded)
                 let again = encoded.withUnsafeBytes { try? EnvelopeCodec.decode(seq: 42, from: $0) }
-                require(again == decoded, "a decoded action does not survive encoding")
+                require(again == decoded, "a decoded action does not survive encoding: \(decoded) became \(String(describing: again))")
             }
         }
     }
