@@ -68,7 +68,7 @@ public final class Store<State: StoreState>: Sendable {
                 "replayed": "\(restored.replayed)", "took": "\(ContinuousClock.now - started)",
             ]
         )
-        try Self.rebuildCheckpoints(restored.damagedCheckpoints, timeline: timeline, logger: logger)
+        Self.rebuildCheckpoints(restored.damagedCheckpoints, timeline: timeline, logger: logger)
         let lastCheckpoint: UInt64
         do {
             lastCheckpoint = try directory.checkpointHeaders().filter { $0.reducer == definition.identity }.last?.seq ?? 0
@@ -84,22 +84,26 @@ public final class Store<State: StoreState>: Sendable {
 
     /// Replaces damaged checkpoints met while restoring with new ones at the same seqs, rebuilt
     /// by replay (which passes over every damaged checkpoint), so the next open does not pay for
-    /// the damage again.
-    private static func rebuildCheckpoints(_ seqs: [UInt64], timeline: Timeline<State>, logger: Logger) throws(StoreError) {
+    /// the damage again. Best effort: the store works without them, so a failure is only logged.
+    private static func rebuildCheckpoints(_ seqs: [UInt64], timeline: Timeline<State>, logger: Logger) {
         guard !seqs.isEmpty else { return }
-        var rebuilt: [Checkpoint] = []
-        for seq in seqs {
-            let state = try timeline.state(at: seq)
-            rebuilt.append(Checkpoint(
-                seq: seq, reducer: timeline.definition.identity, time: .now(), state: try state.jsonValueOrThrow(seq: seq)
-            ))
-        }
-        do {
-            try timeline.directory.commit(CommitBatch(checkpoints: rebuilt))
+        do throws(StoreError) {
+            var rebuilt: [Checkpoint] = []
+            for seq in seqs {
+                let state = try timeline.state(at: seq)
+                rebuilt.append(Checkpoint(
+                    seq: seq, reducer: timeline.definition.identity, time: .now(), state: try state.jsonValueOrThrow(seq: seq)
+                ))
+            }
+            do {
+                try timeline.directory.commit(CommitBatch(checkpoints: rebuilt))
+            } catch {
+                throw StoreError(error)
+            }
+            logger.notice("rebuilt damaged checkpoints", metadata: ["seqs": "\(seqs)"])
         } catch {
-            throw StoreError(error)
+            logger.error("could not rebuild the damaged checkpoints \(seqs): \(error.message); they stay passed over")
         }
-        logger.notice("rebuilt damaged checkpoints", metadata: ["seqs": "\(seqs)"])
     }
 
     /// The latest committed seq and state.
