@@ -25,6 +25,10 @@ public struct JSONPatch: Sendable, Equatable {
     /// Makes a patch from operations.
     ///
     /// - Parameter operations: The operations, in the order they are to be applied.
+    /// How many JSON values (scalars, arrays and objects, nested ones included) the `copy`
+    /// operations of one patch may copy in all.
+    public static let maxCopiedValues = 1 << 20
+
     public init(_ operations: [Operation]) {
         self.operations = operations
     }
@@ -43,8 +47,22 @@ public struct JSONPatch: Sendable, Equatable {
     ///   its own child, removing the root).
     public func apply(to value: inout JSONValue) throws(JSONError) {
         var undoLog: [Undo] = []
+        var copyBudget = Self.maxCopiedValues
         for (index, operation) in operations.enumerated() {
-            do {
+            do throws(JSONError) {
+                if case .copy(let from, _) = operation, let source = value.value(at: from) {
+                    // Copies share storage, so a document copied into itself n times costs little
+                    // memory but holds 2ⁿ values, and writing it out (a `get`, a checkpoint) would
+                    // take forever: a patch may copy this many values in all (found by fuzzing).
+                    let copied = source.valueCount(upTo: copyBudget + 1)
+                    guard copied <= copyBudget else {
+                        throw JSONError(
+                            .invalidPatch,
+                            "the patch copies more than \(Self.maxCopiedValues) values in all; copy less in one patch"
+                        )
+                    }
+                    copyBudget -= copied
+                }
                 let undo = try operation.apply(to: &value)
                 // The last operation never needs undoing: if it fails it changed nothing.
                 if index < operations.count - 1 { undoLog.append(undo) }
@@ -290,5 +308,24 @@ extension JSONPatch.Operation {
             break
         }
         return .object(members)
+    }
+}
+
+extension JSONValue {
+    /// How many values this one holds, itself included, counting no further than `limit` (so a
+    /// huge value is not walked to the end).
+    public func valueCount(upTo limit: Int) -> Int {
+        var count = 0
+        var stack: [JSONValue] = [self]
+        while let next = stack.popLast() {
+            count += 1
+            if count >= limit { return count }
+            switch next {
+            case .array(let elements): stack.append(contentsOf: elements)
+            case .object(let members): stack.append(contentsOf: members.values)
+            default: break
+            }
+        }
+        return count
     }
 }

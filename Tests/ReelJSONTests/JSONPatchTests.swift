@@ -325,3 +325,29 @@ struct RFC6902Example: Sendable, CustomTestStringConvertible {
         }
     }
 }
+
+/// Found by fuzzing: copies share storage, so a document copied into itself again and again costs
+/// little memory but doubles its logical size each time, and writing it out never ends.
+struct JSONPatchCopyBudgetTests {
+    @Test func aPatchThatDoublesTheDocumentIsRefusedAndChangesNothing() throws {
+        let original: JSONValue = ["a": 1, "b": ["c": [true]]]
+        var document = original
+        let doubling = JSONPatch((0..<40).map { .copy(from: try! JSONPointer(""), path: try! JSONPointer("/x\($0)")) })
+        do {
+            try doubling.apply(to: &document)
+            Issue.record("a patch copying 2^40 values was applied")
+        } catch {
+            #expect(error.code == .invalidPatch)
+            #expect(error.message.contains("copies more than \(JSONPatch.maxCopiedValues) values"), "\(error.message)")
+        }
+        #expect(document == original)
+    }
+
+    @Test func copiesWithinTheBudgetApply() throws {
+        var document: JSONValue = ["list": .array((0..<1_000).map { .int(Int64($0)) })]
+        try JSONPatch([.copy(from: try JSONPointer("/list"), path: try JSONPointer("/again"))]).apply(to: &document)
+        #expect(document["again"] == document["list"])
+        #expect(JSONValue.array(Array(repeating: 1, count: 10)).valueCount(upTo: 5) == 5)
+        #expect(document.valueCount(upTo: .max) == 1 + 2 * 1_001)
+    }
+}
