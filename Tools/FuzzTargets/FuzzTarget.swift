@@ -115,6 +115,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         guard let patch = try? JSONPatch(patchJSON) else { return }
         do {
             try patch.apply(to: &target)
+            // Copies may make a result of up to a million values (the patch's copy budget): the
+            // round trip of such a one proves nothing more and would slow the fuzzer a thousandfold.
+            guard target.valueCount(upTo: 10_001) <= 10_000 else { return }
             require((try? JSONValue(parsing: target.jsonString)) == target, "a patch result does not round-trip")
         } catch {
             require(target == document, "a failed patch changed the document")
