@@ -17,6 +17,7 @@ static struct {
 } regions[REGIONS];
 
 static const char *guard_message = "the data file is damaged";
+static struct sigaction previous_segv, previous_bus;
 // How deep the thread is in LMDB calls that read pages. Initial-exec TLS: safe to read in a handler.
 static __thread int inside_lmdb __attribute__((tls_model("initial-exec")));
 
@@ -26,7 +27,9 @@ static __thread sigjmp_buf *recovery __attribute__((tls_model("initial-exec")));
 void reel_fault_guard_enter(void) { inside_lmdb++; }
 void reel_fault_guard_leave(void) { inside_lmdb--; }
 
-int reel_guarded_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data) {
+// Runs `call(arguments)` with this thread's recovery point set: a fault inside jumps back here.
+// The jump buffer lives in this frame, which is active for the whole call.
+static int run_guarded(int (*call)(void *), void *arguments) {
     sigjmp_buf here;
     if (sigsetjmp(here, 1)) {
         recovery = NULL;
@@ -35,27 +38,33 @@ int reel_guarded_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data) {
     }
     inside_lmdb++;
     recovery = &here;
-    int rc = mdb_get(txn, dbi, key, data);
+    int rc = call(arguments);
     recovery = NULL;
     inside_lmdb--;
     return rc;
 }
 
-int reel_guarded_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op) {
-    sigjmp_buf here;
-    if (sigsetjmp(here, 1)) {
-        recovery = NULL;
-        inside_lmdb--;
-        return REEL_LMDB_FAULTED;
-    }
-    inside_lmdb++;
-    recovery = &here;
-    int rc = mdb_cursor_get(cursor, key, data, op);
-    recovery = NULL;
-    inside_lmdb--;
-    return rc;
+struct get_arguments { MDB_txn *txn; MDB_dbi dbi; MDB_val *key, *data; };
+static int call_get(void *raw) {
+    struct get_arguments *a = raw;
+    return mdb_get(a->txn, a->dbi, a->key, a->data);
 }
-static struct sigaction previous_segv, previous_bus;
+
+struct cursor_get_arguments { MDB_cursor *cursor; MDB_val *key, *data; MDB_cursor_op op; };
+static int call_cursor_get(void *raw) {
+    struct cursor_get_arguments *a = raw;
+    return mdb_cursor_get(a->cursor, a->key, a->data, a->op);
+}
+
+int reel_guarded_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data) {
+    struct get_arguments arguments = { txn, dbi, key, data };
+    return run_guarded(call_get, &arguments);
+}
+
+int reel_guarded_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op) {
+    struct cursor_get_arguments arguments = { cursor, key, data, op };
+    return run_guarded(call_cursor_get, &arguments);
+}
 
 void reel_fault_guard_set_region(uint64_t id, const void *start, size_t length) {
     // id 0 marks a free slot, so ids are stored plus one.
