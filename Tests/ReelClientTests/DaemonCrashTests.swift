@@ -75,32 +75,7 @@ import Testing
         let patches = try await client.subscribe(.root, mode: .patch)
         let delivered: UInt64 = 10, undelivered: UInt64 = 20, total: UInt64 = 30  // n = seq - 1 at every seq
 
-        async let actionSeqs = withDeadline(.seconds(60), "every action up to \(total)") {
-            var seqs: [UInt64] = []
-            for try await update in actions {
-                seqs += update.actions?.map(\.seq) ?? []
-                if update.seq >= total { break }
-            }
-            return seqs
-        }
-        async let valueUpdates = withDeadline(.seconds(60), "the value \(total - 1)") {
-            var updates: [SubscriptionUpdate] = []
-            for try await update in values {
-                updates.append(update)
-                if update.seq >= total { break }
-            }
-            return updates
-        }
-        async let patchedStates = withDeadline(.seconds(60), "the state at \(total)") {
-            var state = patches.startValue ?? .null
-            var states: [Snapshot<JSONValue>] = []
-            for try await update in patches {
-                try #require(update.patch).apply(to: &state)
-                states.append(Snapshot(seq: update.seq, value: state))
-                if update.seq >= total { break }
-            }
-            return states
-        }
+        let collectors = ModeCollectors(actions: actions, values: values, patches: patches, through: total)
 
         try await client.dispatch(Stock.set("/n", 0))
         for _ in 2...delivered { try await client.dispatch(Stock.increment()) }
@@ -138,15 +113,15 @@ import Testing
             [actions, values, patches].allSatisfy { $0.lastDeliveredSeq == total }
         }
 
-        #expect(try await actionSeqs == Array(1...total), "actions mode: every seq exactly once, in order")
+        #expect(try await collectors.actionSeqs.value == Array(1...total), "actions mode: every seq exactly once, in order")
 
-        let updates = try await valueUpdates
+        let updates = try await collectors.valueUpdates.value
         let seqs = updates.map(\.seq)
         #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "value mode: seqs strictly increase: \(seqs)")
         #expect(updates.allSatisfy { $0.value?.intValue == Int64($0.seq) - 1 }, "value mode: each value is the one at its seq: \(updates)")
         #expect(updates.last == SubscriptionUpdate(seq: total, change: .value(.int(Int64(total) - 1))))
 
-        let states = try await patchedStates
+        let states = try await collectors.patchedStates.value
         let stateSeqs = states.map(\.seq)
         #expect(zip(stateSeqs, stateSeqs.dropFirst()).allSatisfy { $0 < $1 }, "patch mode: seqs strictly increase: \(stateSeqs)")
         #expect(states.allSatisfy { $0.value == ["n": .int(Int64($0.seq) - 1)] }, "patch mode: each patched state is the one at its seq")

@@ -23,32 +23,7 @@ import Testing
         let patches = try await client.subscribe(.root, mode: .patch)
         let total: UInt64 = 61  // a set, then 60 increments: n = seq - 1 at every seq
 
-        async let actionSeqs = withDeadline(.seconds(60), "every action up to \(total)") {
-            var seqs: [UInt64] = []
-            for try await update in actions {
-                seqs += update.actions?.map(\.seq) ?? []
-                if update.seq >= total { break }
-            }
-            return seqs
-        }
-        async let valueUpdates = withDeadline(.seconds(60), "the value \(total - 1)") {
-            var updates: [SubscriptionUpdate] = []
-            for try await update in values {
-                updates.append(update)
-                if update.seq >= total { break }
-            }
-            return updates
-        }
-        async let patchedStates = withDeadline(.seconds(60), "the state at \(total)") {
-            var state = patches.startValue ?? .null
-            var states: [Snapshot<JSONValue>] = []
-            for try await update in patches {
-                try #require(update.patch).apply(to: &state)
-                states.append(Snapshot(seq: update.seq, value: state))
-                if update.seq >= total { break }
-            }
-            return states
-        }
+        let collectors = ModeCollectors(actions: actions, values: values, patches: patches, through: total)
 
         // Every dispatch carries a key: one written just as the daemon goes away is sent again,
         // and the daemon answers a repeat of a committed one as a duplicate.
@@ -69,15 +44,15 @@ import Testing
         }
         for _ in 0..<20 { try await dispatch(Stock.increment()) }
 
-        #expect(try await actionSeqs == Array(1...total), "actions mode: every seq exactly once, in order")
+        #expect(try await collectors.actionSeqs.value == Array(1...total), "actions mode: every seq exactly once, in order")
 
-        let updates = try await valueUpdates
+        let updates = try await collectors.valueUpdates.value
         let seqs = updates.map(\.seq)
         #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, "value mode: seqs strictly increase: \(seqs)")
         #expect(updates.allSatisfy { $0.value?.intValue == Int64($0.seq) - 1 }, "value mode: each value is the one at its seq")
         #expect(updates.last == SubscriptionUpdate(seq: total, change: .value(.int(Int64(total) - 1))))
 
-        let states = try await patchedStates
+        let states = try await collectors.patchedStates.value
         #expect(states.map(\.seq) == states.map(\.seq).sorted())
         #expect(states.allSatisfy { $0.value == ["n": .int(Int64($0.seq) - 1)] }, "patch mode: each patched state is the one at its seq")
         #expect(states.last?.value == (try await client.get().value))
