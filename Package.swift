@@ -7,6 +7,8 @@ import PackageDescription
 //                                                  → ReelStorage (log, checkpoints on LMDB)
 //                                                  → ReelStore (writer, recovery, timeline)
 //   ReelProtocol (JSON-RPC messages of protocol version 1) depends on ReelJSON and ReelCore only.
+//   ReelQuery (read methods answered from a Timeline) joins ReelStore and ReelProtocol; the server
+//   and the tool answer through it and never reach into ReelStorage themselves.
 // ReelJSON and ReelCore import neither LMDB nor any I/O, so they are usable and testable anywhere.
 let package = Package(
     name: "Reel",
@@ -78,11 +80,14 @@ let package = Package(
         ),
         .target(name: "ReelExamples", dependencies: ["ReelCore"]),
         .target(name: "ReelProtocol", dependencies: ["ReelJSON", "ReelCore"]),
+        // Every read method answered from a Timeline, as protocol results: for the daemon and for
+        // `reel --data-dir` alike. Engine errors get their wire codes here.
+        .target(name: "ReelQuery", dependencies: ["ReelProtocol", "ReelStore", "ReelStorage", "ReelCore", "ReelJSON"]),
         .target(name: "CReelSocket"),
         .target(
             name: "ReelServer",
             dependencies: [
-                "CReelSocket", "ReelProtocol", "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
+                "CReelSocket", "ReelProtocol", "ReelQuery", "ReelStore", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -118,7 +123,7 @@ let package = Package(
         .target(
             name: "ReelTool",
             dependencies: [
-                "ReelClient", "ReelConsole", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON",
+                "ReelClient", "ReelConsole", "ReelQuery", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -216,6 +221,10 @@ let package = Package(
         // Replays every fuzz seed and every input that ever crashed (Tools/Fuzz/corpus).
         .testTarget(name: "ReelFuzzTargetsTests", dependencies: ["ReelFuzzTargets"]),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
+        .testTarget(
+            name: "ReelQueryTests",
+            dependencies: ["ReelQuery", "ReelProtocol", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
+        ),
         .testTarget(
             name: "ReelServerTests",
             dependencies: [

@@ -57,7 +57,7 @@ struct ConnectionSupervisor: Sendable {
                 method: MethodName.hello.rawValue, params: params.jsonValue, kind: .handshake(generation: generation),
                 policy: .failIfConnectionLost
             ).get()
-            let hello = try WireDecoding.hello(result)
+            let hello = try WireDecoding.decode(ServerHello.self, result)
             guard core.handshakeSucceeded(generation: generation, hello: hello) else {
                 throw ReelClientError(.connectionFailed, "the connection to \(socketPath) closed right after the hello handshake")
             }

@@ -2,9 +2,43 @@ import ReelCore
 import ReelJSON
 import ReelProtocol
 
-// One typed method per protocol method, plus a raw `call` for methods this client does not know.
+// One typed method per protocol method, all through `call(_:_:resend:)`; plus a raw `call` for
+// methods this client does not know.
 
 extension ReelClient {
+    /// Calls a method of the protocol with its typed params and reads its typed result.
+    ///
+    /// ```swift
+    /// let page = try await client.call(Method.History.self, HistoryParams(from: 1, limit: 10))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - method: The method, such as `Method.Get.self`.
+    ///   - params: Its params.
+    ///   - resend: Whether the call may be sent again when the connection drops before its answer;
+    ///     by default, as ``resendPolicy(for:)`` says for the method.
+    /// - Returns: The result.
+    /// - Throws: ``ReelClientError``: the daemon's error (``ReelClientError/serverError``),
+    ///   `protocolViolation` for a result that does not fit the method, `connectionLost`, `closed`.
+    public func call<M: ProtocolMethod>(_ method: M.Type, _ params: M.Params, resend: ResendPolicy? = nil) async throws(ReelClientError)
+        -> M.Result
+    {
+        let result = try await request(M.name, params.jsonValue, resend: resend ?? Self.resendPolicy(for: M.name))
+        return try WireDecoding.decode(M.Result.self, result)
+    }
+
+    /// Whether a method may be sent again after a reconnection when its answer was lost: reads
+    /// may; `backup` may not (it would find its own half-made copy in the way); a `dispatch` only
+    /// with an idempotency key, which the dispatch methods decide.
+    public static func resendPolicy(for method: MethodName) -> ResendPolicy {
+        switch method {
+        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .stats, .checkpoints, .verify, .bisect, .scan:
+            .resendAfterReconnect
+        case .dispatch, .backup:
+            .failIfConnectionLost
+        }
+    }
+
     /// Asks the daemon who it is and what it offers (the client also does this on every
     /// connection; see ``serverHello``).
     ///
@@ -12,8 +46,7 @@ extension ReelClient {
     /// - Throws: ``ReelClientError``.
     @discardableResult
     public func hello() async throws(ReelClientError) -> ServerHello {
-        let params = HelloParams(client: configuration.clientName, protocolVersion: WireProtocol.version)
-        let hello = try WireDecoding.hello(try await request(.hello, params.jsonValue, resend: .resendAfterReconnect))
+        let hello = try await call(Method.Hello.self, HelloParams(client: configuration.clientName, protocolVersion: WireProtocol.version))
         core.record(hello)
         return hello
     }
@@ -37,8 +70,7 @@ extension ReelClient {
         -> DispatchReceipt
     {
         let params = DispatchParams(action: action, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
-        let result = try await request(.dispatch, params.jsonValue, resend: Self.resendPolicy(idempotencyKey: idempotencyKey))
-        return try WireDecoding.receipt(result)
+        return DispatchReceipt(try await call(Method.Dispatch.self, params, resend: Self.resendPolicy(idempotencyKey: idempotencyKey)))
     }
 
     /// Dispatches actions as one atomic batch: all are accepted with consecutive seqs, or none.
@@ -54,8 +86,9 @@ extension ReelClient {
         -> BatchReceipt
     {
         let params = DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
-        let result = try await request(.dispatch, params.jsonValue, resend: Self.resendPolicy(idempotencyKey: idempotencyKey))
-        return try WireDecoding.batchReceipt(result)
+        let outcome = try await call(Method.Dispatch.self, params, resend: Self.resendPolicy(idempotencyKey: idempotencyKey))
+        guard outcome.batch else { throw .violation("a single seq for a batch dispatch") }
+        return BatchReceipt(outcome)
     }
 
     /// Reads the state or a slice of it, now or as it was at a seq.
@@ -67,8 +100,7 @@ extension ReelClient {
     /// - Returns: The seq read at and the value there.
     /// - Throws: ``ReelClientError``: 1005 when nothing is at `path`, 1006 for a seq after the latest.
     public func get(_ path: JSONPointer = .root, at seq: UInt64? = nil) async throws(ReelClientError) -> Snapshot<JSONValue> {
-        let params = GetParams(path: path, at: seq)
-        return try WireDecoding.snapshot(try await request(.get, params.jsonValue, resend: .resendAfterReconnect))
+        try await call(Method.Get.self, GetParams(path: path, at: seq))
     }
 
     /// Reads one page of the log, oldest first.
@@ -83,8 +115,7 @@ extension ReelClient {
     public func history(
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil
     ) async throws(ReelClientError) -> HistoryPage {
-        let params = HistoryParams(from: from, to: to, limit: limit, types: types)
-        return try WireDecoding.historyPage(try await request(.history, params.jsonValue, resend: .resendAfterReconnect))
+        try await call(Method.History.self, HistoryParams(from: from, to: to, limit: limit, types: types))
     }
 
     /// What changed between two seqs, as a JSON Patch.
@@ -97,9 +128,7 @@ extension ReelClient {
     /// - Returns: The patch that turns the state at `from` into the state at `to`.
     /// - Throws: ``ReelClientError``: 1005 when the slice exists at neither seq, 1006 for a seq after the latest.
     public func diff(from: UInt64, to: UInt64, path: JSONPointer = .root) async throws(ReelClientError) -> JSONPatch {
-        let params = DiffParams(from: from, to: to, path: path)
-        let result = try await request(.diff, params.jsonValue, resend: .resendAfterReconnect)
-        return try WireDecoding.patch(result["patch"], "a diff result")
+        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path)).patch
     }
 
     /// What the state would be had some actions never been dispatched. The log is not touched.
@@ -111,16 +140,65 @@ extension ReelClient {
     /// - Returns: The what-if value, and the later actions that no longer applied.
     /// - Throws: ``ReelClientError``: 1005, 1006.
     public func replay(to: UInt64? = nil, skip: Set<UInt64>, path: JSONPointer = .root) async throws(ReelClientError) -> ReplayResult {
-        let params = ReplayParams(to: to, skip: skip, path: path)
-        return try WireDecoding.replay(try await request(.replay, params.jsonValue, resend: .resendAfterReconnect))
+        try await call(Method.Replay.self, ReplayParams(to: to, skip: skip, path: path))
     }
 
-    /// The daemon's figures: `seq` and counters of its choosing. Needs the admin permission.
+    /// The daemon's figures: the data directory's and its counters since it started. Needs the
+    /// admin permission.
     ///
-    /// - Returns: The `stats` result as it came.
+    /// - Returns: The figures; ``StatsResult/subscript(name:)`` reads any of them by name.
     /// - Throws: ``ReelClientError``: 1004 without the admin permission.
-    public func stats() async throws(ReelClientError) -> JSONValue {
-        try await request(.stats, StatsParams().jsonValue, resend: .resendAfterReconnect)
+    public func stats() async throws(ReelClientError) -> StatsResult {
+        try await call(Method.Stats.self, StatsParams())
+    }
+
+    /// The checkpoints kept beside the log, oldest first, and the reducer the store folds with.
+    ///
+    /// - Throws: ``ReelClientError``.
+    public func checkpoints() async throws(ReelClientError) -> CheckpointList {
+        try await call(Method.Checkpoints.self, CheckpointsParams())
+    }
+
+    /// Replays `from...through` in the daemon and compares the states with the checkpoints there.
+    ///
+    /// - Parameters:
+    ///   - from: `0`, or the seq of a checkpoint an earlier call verified (to verify in segments).
+    ///   - through: The last seq to replay; the latest by default.
+    /// - Returns: The checkpoints that matched, those skipped, the actions refused, the first mismatch.
+    /// - Throws: ``ReelClientError``: 1006 for a seq after the latest, -32602 for a `from` that is
+    ///   not 0 or a checkpoint.
+    public func verify(from: UInt64 = 0, through: UInt64? = nil) async throws(ReelClientError) -> VerifyOutcome {
+        try await call(Method.Verify.self, VerifyParams(from: from, through: through))
+    }
+
+    /// Makes a consistent, compact, owner-only copy of the data directory at `path`, on the
+    /// daemon's machine, while it keeps serving. Needs the admin permission.
+    ///
+    /// - Parameter path: A directory that does not exist or is empty.
+    /// - Returns: Where the copy is, its latest seq and its size.
+    /// - Throws: ``ReelClientError``: -32602 when `path` is in the way, 1010 when the copy fails.
+    ///   Not sent again after a reconnection.
+    public func backup(to path: String) async throws(ReelClientError) -> BackupOutcome {
+        try await call(Method.Backup.self, BackupParams(path: path))
+    }
+
+    /// The first seq at which `condition` holds, found in the daemon in O(log n) states.
+    ///
+    /// - Parameters:
+    ///   - condition: The condition on the state.
+    ///   - through: The last seq to consider; the latest by default.
+    /// - Returns: The seq (`nil` when the condition does not hold at `through`) and the probes made.
+    /// - Throws: ``ReelClientError``: 1006 for a `through` after the latest.
+    public func bisect(_ condition: JSONCondition, through: UInt64? = nil) async throws(ReelClientError) -> BisectOutcome {
+        try await call(Method.Bisect.self, BisectParams(condition: condition, through: through))
+    }
+
+    /// Checks every stored record's checksum in the daemon and lists every damaged one. Needs the
+    /// admin permission.
+    ///
+    /// - Throws: ``ReelClientError``.
+    public func scan() async throws(ReelClientError) -> ScanOutcome {
+        try await call(Method.Scan.self, ScanParams())
     }
 
     /// Calls any method by name: for methods added to the daemon after this client was written.

@@ -1,6 +1,8 @@
 import Logging
 import ReelJSON
-import ReelProtocol
+// The client's API is made of the protocol's messages (`ServerHello`, `Snapshot`, `HistoryPage`,
+// the params types…): an app that imports ReelClient gets them with it.
+@_exported import ReelProtocol
 
 /// A client of `reeld`: typed methods for every protocol method, subscriptions as async
 /// sequences, and a connection that heals itself.

@@ -40,14 +40,17 @@ public struct JSONPatch: Sendable, Equatable {
     /// operations before it in reverse order. Each single operation checks everything before it
     /// changes anything, so the failing one needs no undoing.
     ///
-    /// - Parameter value: The document to patch; on error it is exactly as it was.
+    /// - Parameters:
+    ///   - value: The document to patch; on error it is exactly as it was.
+    ///   - copyLimit: How many values the patch's `copy` operations may copy in all;
+    ///     ``maxCopiedValues`` by default.
     /// - Throws: The first failing operation's error, its message prefixed with the operation's
     ///   index, kind and path. The code says what went wrong: `.pathNotFound`, `.typeMismatch`,
     ///   `.invalidPointer` (a bad array index), or `.invalidPatch` (a failed `test`, a move into
-    ///   its own child, removing the root).
-    public func apply(to value: inout JSONValue) throws(JSONError) {
+    ///   its own child, removing the root, copying more than `copyLimit` values).
+    public func apply(to value: inout JSONValue, copyLimit: Int = maxCopiedValues) throws(JSONError) {
         var undoLog: [Undo] = []
-        var copyBudget = Self.maxCopiedValues
+        var copyBudget = copyLimit
         for (index, operation) in operations.enumerated() {
             do throws(JSONError) {
                 if case .copy(let from, _) = operation, let source = value.value(at: from) {
@@ -58,7 +61,7 @@ public struct JSONPatch: Sendable, Equatable {
                     guard copied <= copyBudget else {
                         throw JSONError(
                             .invalidPatch,
-                            "the patch copies more than \(Self.maxCopiedValues) values in all; copy less in one patch"
+                            "the patch copies more than \(copyLimit) values in all; copy less in one patch"
                         )
                     }
                     copyBudget -= copied

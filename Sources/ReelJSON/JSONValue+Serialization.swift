@@ -108,7 +108,7 @@ extension JSONValue: CustomStringConvertible {
 }
 
 /// Writes `value` in decimal without going through `description`, which would build a String.
-private func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
     if value < 0 { bytes.append(UInt8(ascii: "-")) }
     var magnitude = value.magnitude  // UInt64, so Int64.min needs no special case
     if magnitude < 10 {
@@ -138,7 +138,7 @@ private func appendDouble(_ value: Double, to bytes: inout [UInt8]) {
 }
 
 /// Writes `string` as a JSON string literal, copying runs of characters that need no escape in one go.
-private func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
+func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
     bytes.append(UInt8(ascii: "\""))
     var string = string
     string.withUTF8 { utf8 in

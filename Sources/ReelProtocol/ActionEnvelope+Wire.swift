@@ -2,7 +2,7 @@ import ReelCore
 import ReelJSON
 
 extension ActionEnvelope {
-    /// Reads a logged action in the shape ``RPCResult/action(_:)`` writes it — the elements of a
+    /// Reads a logged action in the shape ``writeWire(into:)`` writes it — the elements of a
     /// `history` page, of an `update` in `actions` mode, and the lines of `reel export`:
     /// `{seq, type, payload, time, peer: {uid, gid, pid}}`.
     ///

@@ -1,12 +1,11 @@
 import ReelCore
 import ReelJSON
 
-// Results of the maintenance methods added to protocol 1 (`checkpoints`, `verify`, `backup`, `scan`),
-// as types both sides use: the server writes them with `jsonValue`, clients read them back with
-// `init(json:)`, so the two cannot drift apart.
+// Results of the maintenance methods added to protocol 1 (`checkpoints`, `verify`, `backup`,
+// `bisect`, `scan`), as types both sides use (see `MethodResult`).
 
 /// One checkpoint, as `checkpoints` lists it: `{seq, reducer: {name, version}, time, hash}`.
-public struct CheckpointInfo: Sendable, Equatable {
+public struct CheckpointInfo: MethodResult, Equatable {
     public var seq: UInt64
     public var reducer: ReducerIdentity
     public var time: Timestamp
@@ -20,30 +19,56 @@ public struct CheckpointInfo: Sendable, Equatable {
         self.hash = hash
     }
 
-    public var jsonValue: JSONValue {
-        [
-            "seq": JSONValue(seq: seq),
-            "reducer": ["name": .string(reducer.name), "version": .string(reducer.version)],
-            "time": .string(time.rfc3339),
-            "hash": .string(hash),
-        ]
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("hash", hash)
+            members.add("reducer", writing: reducer.writeJSON)
+            members.add("seq", seq)
+            members.add("time", time.rfc3339)
+        }
     }
 
-    /// - Throws: -32600 when a member is missing or malformed.
-    public init(json: JSONValue) throws(RPCError) {
-        guard let seq = json["seq"]?.intValue, seq >= 0,
-            case .string(let name)? = json["reducer"]?["name"], case .string(let version)? = json["reducer"]?["version"],
-            case .string(let time)? = json["time"], let timestamp = Timestamp(rfc3339: time),
-            case .string(let hash)? = json["hash"]
-        else {
-            throw .invalidRequest("a checkpoint needs seq, reducer {name, version}, time and hash, not \(json.jsonString)")
+    public init(result: JSONValue) throws(RPCError) {
+        let members = try ResultReader(result, "a checkpoint")
+        guard let time = Timestamp(rfc3339: try members.string("time")) else {
+            throw .invalidRequest("a checkpoint's time must be an RFC 3339 UTC timestamp")
         }
-        self.init(seq: UInt64(seq), reducer: ReducerIdentity(name: name, version: version), time: timestamp, hash: hash)
+        self.init(
+            seq: try members.seq("seq"), reducer: try ReducerIdentity(wire: try members.value("reducer"), "a checkpoint's reducer"),
+            time: time, hash: try members.string("hash")
+        )
+    }
+}
+
+/// The `checkpoints` result: `{checkpoints: [checkpoint], reducer: {name, version}}`, oldest
+/// first, with the reducer the store folds with (checkpoints of other reducers are listed too, and
+/// passed over when states are rebuilt).
+public struct CheckpointList: MethodResult, Equatable {
+    public var checkpoints: [CheckpointInfo]
+    public var reducer: ReducerIdentity
+
+    public init(checkpoints: [CheckpointInfo], reducer: ReducerIdentity) {
+        self.checkpoints = checkpoints
+        self.reducer = reducer
+    }
+
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("checkpoints", checkpoints)
+            members.add("reducer", writing: reducer.writeJSON)
+        }
+    }
+
+    public init(result: JSONValue) throws(RPCError) {
+        let members = try ResultReader(result, "a checkpoints result")
+        var list: [CheckpointInfo] = []
+        for element in try members.array("checkpoints") { list.append(try CheckpointInfo(result: element)) }
+        self.init(checkpoints: list, reducer: try ReducerIdentity(wire: try members.value("reducer"), "a checkpoints result's reducer"))
     }
 }
 
 /// A seq and a sentence about it: a refused action, a skipped checkpoint.
-public struct SeqReason: Sendable, Equatable {
+public struct SeqReason: Sendable, Equatable, JSONWritable {
     public var seq: UInt64
     public var reason: String
 
@@ -52,13 +77,16 @@ public struct SeqReason: Sendable, Equatable {
         self.reason = reason
     }
 
-    public var jsonValue: JSONValue { ["seq": JSONValue(seq: seq), "reason": .string(reason)] }
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("reason", reason)
+            members.add("seq", seq)
+        }
+    }
 
     init(json: JSONValue) throws(RPCError) {
-        guard let seq = json["seq"]?.intValue, seq >= 0, case .string(let reason)? = json["reason"] else {
-            throw .invalidRequest("expected {seq, reason}, not \(json.jsonString)")
-        }
-        self.init(seq: UInt64(seq), reason: reason)
+        let members = try ResultReader(json, "a {seq, reason}")
+        self.init(seq: try members.seq("seq"), reason: try members.string("reason"))
     }
 
     static func list(_ json: JSONValue?) throws(RPCError) -> [SeqReason] {
@@ -72,7 +100,7 @@ public struct SeqReason: Sendable, Equatable {
 
 /// The `verify` result: `{from, through, matched: [seq], skipped: [{seq, reason}],
 /// refused: [{seq, reason}], mismatch?: {seq, reason, patch, checkpointHash, replayedHash}}`.
-public struct VerifyOutcome: Sendable, Equatable {
+public struct VerifyOutcome: MethodResult, Equatable {
     /// A checkpoint whose state is not what the replay gives; `patch` turns the checkpoint's state
     /// into the replayed one.
     public struct Mismatch: Sendable, Equatable {
@@ -107,23 +135,28 @@ public struct VerifyOutcome: Sendable, Equatable {
         self.mismatch = mismatch
     }
 
-    public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [
-            "from": JSONValue(seq: from), "through": JSONValue(seq: through),
-            "matched": .array(matched.map { JSONValue(seq: $0) }),
-            "skipped": .array(skipped.map(\.jsonValue)), "refused": .array(refused.map(\.jsonValue)),
-        ]
-        if let mismatch {
-            members["mismatch"] = [
-                "seq": JSONValue(seq: mismatch.seq), "reason": .string(mismatch.reason), "patch": mismatch.patch.jsonValue,
-                "checkpointHash": .string(mismatch.checkpointHash), "replayedHash": .string(mismatch.replayedHash),
-            ]
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("from", from)
+            members.add("matched", matched)
+            if let mismatch {
+                members.add("mismatch") { bytes in
+                    bytes.appendJSONObject { members in
+                        members.add("checkpointHash", mismatch.checkpointHash)
+                        members.add("patch", mismatch.patch.jsonValue)
+                        members.add("reason", mismatch.reason)
+                        members.add("replayedHash", mismatch.replayedHash)
+                        members.add("seq", mismatch.seq)
+                    }
+                }
+            }
+            members.add("refused", refused)
+            members.add("skipped", skipped)
+            members.add("through", through)
         }
-        return .object(members)
     }
 
-    /// - Throws: -32600 when a member is missing or malformed.
-    public init(json: JSONValue) throws(RPCError) {
+    public init(result json: JSONValue) throws(RPCError) {
         guard let from = json["from"]?.intValue, let through = json["through"]?.intValue, from >= 0, through >= 0,
             case .array(let matched)? = json["matched"]
         else {
@@ -151,7 +184,7 @@ public struct VerifyOutcome: Sendable, Equatable {
 }
 
 /// The `backup` result: `{path, seq, bytes}`.
-public struct BackupOutcome: Sendable, Equatable {
+public struct BackupOutcome: MethodResult, Equatable {
     public var path: String
     public var seq: UInt64
     public var bytes: Int64
@@ -162,20 +195,23 @@ public struct BackupOutcome: Sendable, Equatable {
         self.bytes = bytes
     }
 
-    public var jsonValue: JSONValue { ["path": .string(path), "seq": JSONValue(seq: seq), "bytes": .int(bytes)] }
-
-    /// - Throws: -32600 when a member is missing or malformed.
-    public init(json: JSONValue) throws(RPCError) {
-        guard case .string(let path)? = json["path"], let seq = json["seq"]?.intValue, seq >= 0, let bytes = json["bytes"]?.intValue else {
-            throw .invalidRequest("a backup result needs path, seq and bytes")
+    public func writeJSON(into output: inout [UInt8]) {
+        output.appendJSONObject { members in
+            members.add("bytes", bytes)
+            members.add("path", path)
+            members.add("seq", seq)
         }
-        self.init(path: path, seq: UInt64(seq), bytes: bytes)
+    }
+
+    public init(result: JSONValue) throws(RPCError) {
+        let members = try ResultReader(result, "a backup result")
+        self.init(path: try members.string("path"), seq: try members.seq("seq"), bytes: try members.int("bytes"))
     }
 }
 
 /// The `bisect` result: `{seq, through, probes}`, `seq` being `null` when the condition does not
 /// hold at `through`.
-public struct BisectOutcome: Sendable, Equatable {
+public struct BisectOutcome: MethodResult, Equatable {
     public var seq: UInt64?
     public var through: UInt64
     public var probes: Int
@@ -186,28 +222,26 @@ public struct BisectOutcome: Sendable, Equatable {
         self.probes = probes
     }
 
-    public var jsonValue: JSONValue {
-        ["seq": seq.map { JSONValue(seq: $0) } ?? .null, "through": JSONValue(seq: through), "probes": .int(Int64(probes))]
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("probes", probes)
+            members.add("seq", seq.map { JSONValue(seq: $0) } ?? .null)
+            members.add("through", through)
+        }
     }
 
-    /// - Throws: -32600 when a member is missing or malformed.
-    public init(json: JSONValue) throws(RPCError) {
-        guard let through = json["through"]?.intValue, through >= 0, let probes = json["probes"]?.intValue,
-            let seqValue = json["seq"]
-        else {
-            throw .invalidRequest("a bisect result needs seq, through and probes")
-        }
-        var seq: UInt64?
-        if let found = seqValue.intValue, found >= 0 { seq = UInt64(found) }
-        self.init(seq: seq, through: UInt64(through), probes: Int(probes))
+    public init(result: JSONValue) throws(RPCError) {
+        let members = try ResultReader(result, "a bisect result")
+        _ = try members.value("seq")  // present, as a seq or null
+        self.init(seq: try members.optionalSeq("seq"), through: try members.seq("through"), probes: Int(clamping: try members.int("probes")))
     }
 }
 
 /// The `scan` result: `{actions, checkpoints, idempotencyKeys, damaged: [{what, seq?, key?, reason}]}`,
 /// where `what` is `action`, `log`, `checkpoint` or `idempotencyKey`.
-public struct ScanOutcome: Sendable, Equatable {
+public struct ScanOutcome: MethodResult, Equatable {
     /// One damaged record, or damage to the log as a whole.
-    public struct Damage: Sendable, Equatable {
+    public struct Damage: Sendable, Equatable, JSONWritable {
         /// `action`, `log`, `checkpoint` or `idempotencyKey`.
         public var what: String
         public var seq: UInt64?
@@ -221,11 +255,13 @@ public struct ScanOutcome: Sendable, Equatable {
             self.reason = reason
         }
 
-        public var jsonValue: JSONValue {
-            var members: [String: JSONValue] = ["what": .string(what), "reason": .string(reason)]
-            if let seq { members["seq"] = JSONValue(seq: seq) }
-            if let key { members["key"] = .string(key) }
-            return .object(members)
+        public func writeJSON(into bytes: inout [UInt8]) {
+            bytes.appendJSONObject { members in
+                members.add("key", ifPresent: key)
+                members.add("reason", reason)
+                members.add("seq", ifPresent: seq)
+                members.add("what", what)
+            }
         }
 
         /// Whether the log is damaged (an action or the log as a whole), not just a checkpoint or key.
@@ -244,15 +280,16 @@ public struct ScanOutcome: Sendable, Equatable {
         self.damaged = damaged
     }
 
-    public var jsonValue: JSONValue {
-        [
-            "actions": JSONValue(seq: actions), "checkpoints": .int(Int64(checkpoints)),
-            "idempotencyKeys": .int(Int64(idempotencyKeys)), "damaged": .array(damaged.map(\.jsonValue)),
-        ]
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("actions", actions)
+            members.add("checkpoints", checkpoints)
+            members.add("damaged", damaged)
+            members.add("idempotencyKeys", idempotencyKeys)
+        }
     }
 
-    /// - Throws: -32600 when a member is missing or malformed.
-    public init(json: JSONValue) throws(RPCError) {
+    public init(result json: JSONValue) throws(RPCError) {
         guard let actions = json["actions"]?.intValue, let checkpoints = json["checkpoints"]?.intValue,
             let keys = json["idempotencyKeys"]?.intValue, case .array(let damaged)? = json["damaged"]
         else {

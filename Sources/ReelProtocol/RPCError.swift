@@ -63,6 +63,8 @@ extension RPCError {
         public static let methodNotFound = -32601
         /// -32602: the method exists but its params are missing, of the wrong type or out of range.
         public static let invalidParams = -32602
+        /// -32603: a failure inside the server that fits no other code (a bug, not the request).
+        public static let internalError = -32603
         /// 1001: the reducer (or middleware) rejected the action; nothing was logged.
         public static let rejected = 1001
         /// 1002: no reducer handles the action's type.

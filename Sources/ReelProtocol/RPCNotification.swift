@@ -61,7 +61,7 @@ extension RPCNotification {
     }
 
     /// An `update` in `actions` mode: `{subscription, seq, actions: […]}`, the accepted actions in
-    /// order, each as in `history` (``RPCResult/action(_:)``).
+    /// order, each as in `history` (``ActionEnvelope/writeWire(into:)``).
     ///
     /// - Parameters:
     ///   - subscription: The subscription's id.
@@ -70,7 +70,7 @@ extension RPCNotification {
     public static func update(subscription: String, seq: UInt64, actions: [ActionEnvelope]) -> RPCNotification {
         RPCNotification(method: WireProtocol.updateMethod, params: [
             "subscription": .string(subscription), "seq": JSONValue(seq: seq),
-            "actions": .array(actions.map(RPCResult.action)),
+            "actions": .array(actions.map(\.wireJSON)),
         ])
     }
 }

@@ -23,7 +23,7 @@ public struct RPCResponse: Sendable, Equatable, LineEncodable {
     ///
     /// - Parameters:
     ///   - id: The request's id.
-    ///   - result: The result value, built with ``RPCResult``.
+    ///   - result: The result value (a server answers with ``RPCSuccess`` and a typed result instead).
     public init(id: RPCID, result: JSONValue) {
         self.id = id
         self.outcome = .success(result)

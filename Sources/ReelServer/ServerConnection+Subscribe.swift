@@ -34,7 +34,7 @@ extension ServerConnection {
         }
         // Not `nil` in a ternary: JSONValue is ExpressibleByNilLiteral, so that would mean `.null`.
         let value: JSONValue? = params.mode == .actions ? Optional.none : .some(start.value ?? .null)
-        let result = RPCResult.subscribe(subscription: subscription.id, seq: start.seq, value: value)
-        return (RPCResponse(id: id, result: result).encodedLine(), subscription)
+        let result = SubscribeResult(subscription: subscription.id, seq: start.seq, value: value)
+        return (RPCSuccess(id: id, result: result).encodedLine(), subscription)
     }
 }

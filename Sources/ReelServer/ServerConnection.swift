@@ -100,13 +100,20 @@ struct ServerConnection<State: StoreState>: Sendable {
                         let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
                         outbox.fill(slot, with: bytes, activating: subscription)
                     case .unsubscribe(let params):
-                        let response = outbox.remove(subscription: params.subscription)
-                            ? RPCResponse(id: id, result: RPCResult.unsubscribe)
-                            : RPCResponse(id: id, error: RPCError(
+                        let outcome: Result<any MethodResult, RPCError> = outbox.remove(subscription: params.subscription)
+                            ? .success(UnsubscribeResult())
+                            : .failure(RPCError(
                                 code: RPCError.Code.invalidParams, message: "no subscription '\(params.subscription)' on this connection"
                             ))
-                        outbox.fill(slot, with: response.encodedLine())
+                        outbox.fill(slot, with: Self.encode(id, outcome))
                     default:
+                        guard let call = ConnectionlessCall(call) else {
+                            // Only subscribe and unsubscribe have none, and they are answered above.
+                            outbox.fill(slot, with: RPCResponse(id: id, error: RPCError(
+                                code: RPCError.Code.internalError, message: "'\(call.method.rawValue)' was not routed"
+                            )).encodedLine())
+                            continue
+                        }
                         let handler = self.handler, peer = self.peer
                         group.addTask {
                             await Self.settle(barrier)
@@ -154,11 +161,15 @@ extension ServerConnection {
         }
     }
 
-    static func encode(_ id: RPCID, _ outcome: Result<JSONValue, RPCError>) -> [UInt8] {
+    static func encode(_ id: RPCID, _ outcome: Result<any MethodResult, RPCError>) -> [UInt8] {
         switch outcome {
-        case .success(let result): RPCResponse(id: id, result: result).encodedLine()
+        case .success(let result): success(id, result)
         case .failure(let error): RPCResponse(id: id, error: error).encodedLine()
         }
+    }
+
+    private static func success<Result: MethodResult>(_ id: RPCID, _ result: Result) -> [UInt8] {
+        RPCSuccess(id: id, result: result).encodedLine()
     }
 }
 

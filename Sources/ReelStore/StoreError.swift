@@ -1,42 +1,37 @@
 import ReelCore
 import ReelStorage
 
-/// The one error type of `ReelStore`. Each code corresponds to one error code of the wire protocol
-/// (SPEC.md), so the server can pass them on unchanged.
+/// The one error type of `ReelStore`: what went wrong in the engine, in its own terms. The wire
+/// protocol's codes are not the engine's business; the server and the offline tool map these to
+/// them in one place (`RPCError.init(_:expectedSeq:)` in ReelQuery).
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// Opaque, extensible kind of failure: match on the static members.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
-        /// The protocol's numeric error code.
-        public let wireCode: Int
-        private init(_ name: String, _ wireCode: Int) {
+        private init(_ name: String) {
             self.name = name
-            self.wireCode = wireCode
         }
         public var description: String { name }
 
-        /// A reducer or middleware refused the action; nothing was logged (1001).
-        public static let rejected = Code("rejected", 1001)
-        /// No reducer handles the action type (1002).
-        public static let unknownActionType = Code("unknownActionType", 1002)
-        /// `expectedSeq` is not the latest seq (1003); ``StoreError/currentSeq`` has the latest.
-        public static let seqMismatch = Code("seqMismatch", 1003)
-        /// The peer may not do this (1004).
-        public static let permissionDenied = Code("permissionDenied", 1004)
-        /// A path does not exist in the state (1005).
-        public static let pathNotFound = Code("pathNotFound", 1005)
-        /// A seq outside 0...latest (1006).
-        public static let seqOutOfRange = Code("seqOutOfRange", 1006)
-        /// A message or value over a limit (1007).
-        public static let tooLarge = Code("tooLarge", 1007)
-        /// Overloaded or a limit reached (1008).
-        public static let overloaded = Code("overloaded", 1008)
-        /// The store is closing or closed (1009).
-        public static let shuttingDown = Code("shuttingDown", 1009)
-        /// Storage failed: the action was not made durable and is not acknowledged (1010).
-        public static let storage = Code("storage", 1010)
-        /// Malformed arguments to a store call, such as a path that is not a JSON Pointer (-32602).
-        public static let invalidArgument = Code("invalidArgument", -32602)
+        /// A reducer or middleware refused the action; nothing was logged.
+        public static let rejected = Code("rejected")
+        /// No reducer handles the action type.
+        public static let unknownActionType = Code("unknownActionType")
+        /// `expectedSeq` is not the latest seq; ``StoreError/currentSeq`` has the latest.
+        public static let seqMismatch = Code("seqMismatch")
+        /// A reducer or middleware refused the action for the peer that dispatched it.
+        public static let permissionDenied = Code("permissionDenied")
+        /// A path does not exist in the state.
+        public static let pathNotFound = Code("pathNotFound")
+        /// A seq outside 0...latest.
+        public static let seqOutOfRange = Code("seqOutOfRange")
+        /// The store is closing or closed.
+        public static let shuttingDown = Code("shuttingDown")
+        /// Storage failed: the action was not made durable and is not acknowledged; or stored data
+        /// is damaged and was not served.
+        public static let storage = Code("storage")
+        /// Malformed arguments to a store call, such as a path that is not a JSON Pointer.
+        public static let invalidArgument = Code("invalidArgument")
     }
 
     public var code: Code

@@ -2,8 +2,8 @@ import ReelCore
 import ReelJSON
 import ReelStorage
 
-/// A page of history.
-public struct HistoryPage: Sendable {
+/// A page of the log: what `history` reads.
+public struct LogPage: Sendable {
     public var actions: [ActionEnvelope]
     /// The seq to ask for next when the page was cut by the limit; `nil` at the end of the range.
     public var next: UInt64?
@@ -74,11 +74,11 @@ extension Timeline {
     /// most `limit` of them.
     public func history(
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil
-    ) throws(StoreError) -> HistoryPage {
+    ) throws(StoreError) -> LogPage {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
         let last: UInt64
         if let to { last = to } else { last = try latestSeq() }
-        var page = HistoryPage(actions: [], next: nil)
+        var page = LogPage(actions: [], next: nil)
         do {
             try directory.forEachEnvelope(from: max(from, 1), through: last) { envelope in
                 if let types, !types.contains(envelope.type) { return true }

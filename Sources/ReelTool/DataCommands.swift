@@ -139,7 +139,7 @@ struct BackupCommand: AsyncParsableCommand {
         let absolute = destination.hasPrefix("/") ? destination : FileManager.default.currentDirectoryPath + "/" + destination
         let outcome = try await store.backup(to: absolute)
         if printer.isJSON {
-            printer.json(outcome.jsonValue)
+            printer.json(outcome.asJSON)
         } else {
             printer.line("backup of seq \(outcome.seq) written to \(outcome.path) (\(Self.size(outcome.bytes)))")
         }
@@ -163,7 +163,7 @@ struct StatsCommand: AsyncParsableCommand {
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
-        let figures = try await store.stats()
+        let figures = try await store.stats().jsonValue
         if printer.isJSON {
             printer.json(figures)
             return
@@ -197,7 +197,7 @@ struct CheckpointsCommand: AsyncParsableCommand {
         let store = try await source.open()
         let list = try await store.checkpoints()
         if printer.isJSON {
-            for checkpoint in list { printer.json(checkpoint.jsonValue) }
+            for checkpoint in list { printer.json(checkpoint.asJSON) }
             return
         }
         guard !list.isEmpty else {

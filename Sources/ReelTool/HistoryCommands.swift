@@ -80,7 +80,7 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let patch = try await store.diff(from: seq.value - 1, to: seq.value, path: .root)
         if printer.isJSON {
-            printer.json(["action": RPCResult.action(envelope), "patch": patch.jsonValue])
+            printer.json(["action": envelope.wireJSON, "patch": patch.jsonValue])
             return
         }
         let style = printer.style
@@ -121,7 +121,7 @@ struct ExportCommand: AsyncParsableCommand {
             let page = try await store.history(from: start, to: last, limit: store.historyPageSize, types: nil)
             var text = ""
             for envelope in page.actions {
-                text += RPCResult.action(envelope).jsonString
+                text += envelope.wireJSON.jsonString
                 text += "\n"
             }
             printer.raw(text)
@@ -144,7 +144,7 @@ final class ActionTable {
     func print(_ actions: [ActionEnvelope]) {
         guard !actions.isEmpty else { return }
         if printer.isJSON {
-            for envelope in actions { printer.json(RPCResult.action(envelope)) }
+            for envelope in actions { printer.json(envelope.wireJSON) }
             return
         }
         let rows = actions.map { envelope in

@@ -129,8 +129,8 @@ struct VerifyCommand: AsyncParsableCommand {
             var result: [String: JSONValue] = [
                 "ok": .bool(ok), "actions": JSONValue(seq: mismatch?.seq ?? latest),
                 "checkpoints": .array(matched.map { JSONValue(seq: $0) }),
-                "skipped": .array(skipped.map(\.jsonValue)), "refused": .array(refused.map(\.jsonValue)),
-                "damaged": .array(scan.damaged.map(\.jsonValue)),
+                "skipped": .array(skipped.map(\.asJSON)), "refused": .array(refused.map(\.asJSON)),
+                "damaged": .array(scan.damaged.map(\.asJSON)),
             ]
             if let mismatch {
                 result["mismatch"] = [
@@ -153,7 +153,7 @@ struct VerifyCommand: AsyncParsableCommand {
             guard scan.damaged.contains(where: \.isLogDamage) else { return }
             printer.json([
                 "ok": false, "actions": JSONValue(seq: scan.actions), "checkpoints": [], "skipped": [], "refused": [],
-                "damaged": .array(scan.damaged.map(\.jsonValue)),
+                "damaged": .array(scan.damaged.map(\.asJSON)),
             ])
             return
         }

@@ -71,22 +71,15 @@ struct LiveSource: StoreSource {
     }
 
     func checkpoints() async throws(ToolError) -> [CheckpointInfo] {
-        try await call(.checkpoints, CheckpointsParams().jsonValue) { (result: JSONValue) throws(RPCError) in
-            guard case .array(let list)? = result["checkpoints"] else {
-                throw .invalidRequest("a checkpoints result needs a list")
-            }
-            var checkpoints: [CheckpointInfo] = []
-            for element in list { checkpoints.append(try CheckpointInfo(json: element)) }
-            return checkpoints
-        }
+        try await run { () async throws(ReelClientError) in try await client.checkpoints().checkpoints }
     }
 
     func verify(from: UInt64, through: UInt64) async throws(ToolError) -> VerifyOutcome {
-        try await call(.verify, VerifyParams(from: from, through: through).jsonValue, reading: VerifyOutcome.init(json:))
+        try await run { () async throws(ReelClientError) in try await client.verify(from: from, through: through) }
     }
 
     func scan() async throws(ToolError) -> ScanOutcome {
-        try await call(.scan, ScanParams().jsonValue, reading: ScanOutcome.init(json:))
+        try await run { () async throws(ReelClientError) in try await client.scan() }
     }
 
     /// The daemon's `bisect`: it searches with its checkpoints, in one request.
@@ -94,19 +87,17 @@ struct LiveSource: StoreSource {
         _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(ToolError) -> BisectAnswer {
         progress(0, 1)
-        let outcome = try await call(
-            .bisect, BisectParams(condition: condition, through: through).jsonValue, reading: BisectOutcome.init(json:)
-        )
+        let outcome = try await run { () async throws(ReelClientError) in try await client.bisect(condition, through: through) }
         progress(outcome.probes, outcome.probes)
         return BisectAnswer(seq: outcome.seq, latest: outcome.through, probes: outcome.probes)
     }
 
-    func stats() async throws(ToolError) -> JSONValue {
+    func stats() async throws(ToolError) -> StatsResult {
         try await run { () async throws(ReelClientError) in try await client.stats() }
     }
 
     func backup(to path: String) async throws(ToolError) -> BackupOutcome {
-        try await call(.backup, BackupParams(path: path).jsonValue, resend: .failIfConnectionLost, reading: BackupOutcome.init(json:))
+        try await run { () async throws(ReelClientError) in try await client.backup(to: path) }
     }
 
     func dispatch(_ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool) {
@@ -148,20 +139,5 @@ struct LiveSource: StoreSource {
 
     func close() async {
         await client.close()
-    }
-
-    /// Calls one of the daemon's maintenance methods and reads its result.
-    private func call<Result>(
-        _ method: MethodName, _ params: JSONValue, resend: ResendPolicy = .resendAfterReconnect,
-        reading read: (JSONValue) throws(RPCError) -> Result
-    ) async throws(ToolError) -> Result {
-        let result = try await run { () async throws(ReelClientError) in
-            try await client.call(method: method.rawValue, params: params, resend: resend)
-        }
-        do {
-            return try read(result)
-        } catch {
-            throw ToolError("\(label) sent a \(method.rawValue) result this tool cannot read: \(error.message)", exitStatus: ExitStatus.unavailable)
-        }
     }
 }

@@ -103,7 +103,7 @@ struct ReplayCommand: AsyncParsableCommand {
             let real = try await store.value(at: at, path: pointer)
             let patch = JSONPatch(from: real.value, to: whatIf.value).prefixed(with: pointer)
             if printer.isJSON {
-                printer.json(["patch": patch.jsonValue, "refused": .array(whatIf.refused.map(\.jsonValue))])
+                printer.json(["patch": patch.jsonValue, "refused": .array(whatIf.refused.map(\.asJSON))])
             } else if patch.operations.isEmpty {
                 printer.line("no difference: without those actions the state at seq \(real.seq) is the same")
             } else {
@@ -111,7 +111,7 @@ struct ReplayCommand: AsyncParsableCommand {
                 printer.patch(patch, before: real.value.wrapped(at: pointer))
             }
         } else if printer.isJSON {
-            printer.json(RPCResult.replay(value: whatIf.value, refused: whatIf.refused.map { ($0.seq, $0.reason) }))
+            printer.json(ReplayResult(value: whatIf.value, refused: whatIf.refused).asJSON)
         } else {
             printer.document(whatIf.value)
         }

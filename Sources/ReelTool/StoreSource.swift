@@ -32,7 +32,7 @@ protocol StoreSource: Sendable {
     func bisect(
         _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(ToolError) -> BisectAnswer
-    func stats() async throws(ToolError) -> JSONValue
+    func stats() async throws(ToolError) -> StatsResult
     func backup(to path: String) async throws(ToolError) -> BackupOutcome
 
     /// Dispatches actions (one, or an atomic batch); only a daemon can.

@@ -1,4 +1,5 @@
 import ReelProtocol
+import ReelQuery
 import ReelStorage
 import ReelStore
 
@@ -27,7 +28,7 @@ public struct ToolError: Error, Sendable, CustomStringConvertible {
         // Only a directory that cannot be opened or read is "unreachable"; damaged contents are
         // an answer about the data (2), as the daemon's 1010 would be.
         let unreachable = (error.underlying as? StorageError).map(Self.isUnreachable) ?? false
-        self.init("error \(error.code.wireCode): \(error.message)", exitStatus: unreachable ? ExitStatus.unavailable : ExitStatus.refused)
+        self.init("error \(RPCError(error).code): \(error.message)", exitStatus: unreachable ? ExitStatus.unavailable : ExitStatus.refused)
     }
 
     /// A data directory that could not be opened.

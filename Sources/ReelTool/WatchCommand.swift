@@ -59,7 +59,7 @@ struct WatchCommand: AsyncParsableCommand {
                 }
             case .actions(let actions):
                 if printer.isJSON {
-                    printer.json(["seq": JSONValue(seq: update.seq), "actions": .array(actions.map(RPCResult.action))])
+                    printer.json(["seq": JSONValue(seq: update.seq), "actions": .array(actions.map(\.wireJSON))])
                 } else {
                     table.print(actions)
                 }

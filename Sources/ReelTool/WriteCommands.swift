@@ -76,7 +76,7 @@ struct DispatchCommand: AsyncParsableCommand {
 
     private func report(_ seqs: ClosedRange<UInt64>, duplicate: Bool, batch: Bool, printer: Printer) {
         if printer.isJSON {
-            printer.json(RPCResult.dispatch(seqs: seqs, duplicate: duplicate, batch: batch))
+            printer.json(DispatchOutcome(seqs: seqs, duplicate: duplicate, batch: batch).asJSON)
             return
         }
         let what = seqs.count == 1 ? "seq \(seqs.lowerBound)" : "seqs \(seqs.lowerBound)–\(seqs.upperBound)"
@@ -105,7 +105,7 @@ struct RevertCommand: AsyncParsableCommand {
         let action = StoreAction.revert(to: seq.value).action
         let result = try await store.dispatch([action], expectedSeq: expectedSeq?.value, idempotencyKey: nil)
         if printer.isJSON {
-            printer.json(RPCResult.dispatch(seq: result.seqs.lowerBound))
+            printer.json(DispatchOutcome(seqs: result.seqs.lowerBound...result.seqs.lowerBound, batch: false).asJSON)
         } else {
             printer.line("seq \(result.seqs.lowerBound): the state is now what it was at seq \(seq.value)")
         }

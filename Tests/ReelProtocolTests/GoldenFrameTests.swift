@@ -26,74 +26,74 @@ struct GoldenFrameTests {
     }
 
     @Test func hello() {
-        let result = RPCResult.hello(
+        let result = ServerHello(
             version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "json-document", version: "1"))
         expectFrame(
-            RPCResponse(id: 1, result: result).encodedLine(),
+            RPCSuccess(id: 1, result: result).encodedLine(),
             #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan"],"protocol":1,"reducer":{"name":"json-document","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 
     @Test func dispatch() {
         expectFrame(
-            RPCResponse(id: 2, result: RPCResult.dispatch(seq: 43)).encodedLine(),
+            RPCSuccess(id: 2, result: DispatchOutcome(seqs: 43...43, batch: false)).encodedLine(),
             #"{"jsonrpc":"2.0","id":2,"result":{"seq":43}}"#)
         expectFrame(
-            RPCResponse(id: 2, result: RPCResult.dispatch(seq: 43, duplicate: true)).encodedLine(),
+            RPCSuccess(id: 2, result: DispatchOutcome(seqs: 43...43, duplicate: true, batch: false)).encodedLine(),
             #"{"jsonrpc":"2.0","id":2,"result":{"duplicate":true,"seq":43}}"#)
         expectFrame(
-            RPCResponse(id: 2, result: RPCResult.dispatch(seqs: 43...43, batch: false)).encodedLine(),
+            RPCSuccess(id: 2, result: DispatchOutcome(seqs: 43...43, batch: false)).encodedLine(),
             #"{"jsonrpc":"2.0","id":2,"result":{"seq":43}}"#)
     }
 
     @Test func dispatchBatchListsEverySeq() {
         expectFrame(
-            RPCResponse(id: "b", result: RPCResult.dispatch(seqs: 44...47, batch: true)).encodedLine(),
+            RPCSuccess(id: "b", result: DispatchOutcome(seqs: 44...47, batch: true)).encodedLine(),
             #"{"jsonrpc":"2.0","id":"b","result":{"seqs":[44,45,46,47]}}"#)
         expectFrame(
-            RPCResponse(id: "b", result: RPCResult.dispatch(seqs: 44...44, batch: true)).encodedLine(),
+            RPCSuccess(id: "b", result: DispatchOutcome(seqs: 44...44, batch: true)).encodedLine(),
             #"{"jsonrpc":"2.0","id":"b","result":{"seqs":[44]}}"#)
         expectFrame(
-            RPCResponse(id: "b", result: RPCResult.dispatch(seqs: 44...45, duplicate: true, batch: true)).encodedLine(),
+            RPCSuccess(id: "b", result: DispatchOutcome(seqs: 44...45, duplicate: true, batch: true)).encodedLine(),
             #"{"jsonrpc":"2.0","id":"b","result":{"duplicate":true,"seqs":[44,45]}}"#)
     }
 
     @Test func get() {
         expectFrame(
-            RPCResponse(id: 3, result: RPCResult.get(seq: 46, value: ["a": [1, 2.5, "x", nil, true]])).encodedLine(),
+            RPCSuccess(id: 3, result: Snapshot<JSONValue>(seq: 46, value: ["a": [1, 2.5, "x", nil, true]])).encodedLine(),
             #"{"jsonrpc":"2.0","id":3,"result":{"seq":46,"value":{"a":[1,2.5,"x",null,true]}}}"#)
     }
 
     @Test func subscribe() {
         expectFrame(
-            RPCResponse(id: 4, result: RPCResult.subscribe(subscription: "s1", seq: 46, value: ["n": 1])).encodedLine(),
+            RPCSuccess(id: 4, result: SubscribeResult(subscription: "s1", seq: 46, value: ["n": 1])).encodedLine(),
             #"{"jsonrpc":"2.0","id":4,"result":{"seq":46,"subscription":"s1","value":{"n":1}}}"#)
         // `actions` mode: no value.
         expectFrame(
-            RPCResponse(id: 4, result: RPCResult.subscribe(subscription: "s1", seq: 46, value: nil)).encodedLine(),
+            RPCSuccess(id: 4, result: SubscribeResult(subscription: "s1", seq: 46, value: nil)).encodedLine(),
             #"{"jsonrpc":"2.0","id":4,"result":{"seq":46,"subscription":"s1"}}"#)
         // A value that is JSON null is still a value.
         expectFrame(
-            RPCResponse(id: 4, result: RPCResult.subscribe(subscription: "s1", seq: 0, value: .null)).encodedLine(),
+            RPCSuccess(id: 4, result: SubscribeResult(subscription: "s1", seq: 0, value: .null)).encodedLine(),
             #"{"jsonrpc":"2.0","id":4,"result":{"seq":0,"subscription":"s1","value":null}}"#)
     }
 
     @Test func unsubscribe() {
         expectFrame(
-            RPCResponse(id: 5, result: RPCResult.unsubscribe).encodedLine(),
+            RPCSuccess(id: 5, result: UnsubscribeResult()).encodedLine(),
             #"{"jsonrpc":"2.0","id":5,"result":{}}"#)
     }
 
     @Test func history() {
         expectFrame(
-            RPCResponse(id: 6, result: RPCResult.history(actions: [Self.envelope, Self.unknownPeerEnvelope], next: 9)).encodedLine(),
+            RPCSuccess(id: 6, result: HistoryPage(actions: [Self.envelope, Self.unknownPeerEnvelope], next: 9)).encodedLine(),
             #"{"jsonrpc":"2.0","id":6,"result":{"actions":[{"payload":{"path":"/a","value":1},"peer":{"gid":100,"pid":4242,"uid":1000},"seq":7,"time":"2026-11-21T15:04:05.123456789Z","type":"set"},{"payload":{"to":3},"peer":{"gid":4294967295,"pid":0,"uid":4294967295},"seq":8,"time":"1969-12-31T23:59:59.999999999Z","type":"@revert"}],"next":9}}"#)
         // The last page: no `next`. An action without payload shows `null`.
         expectFrame(
-            RPCResponse(id: 6, result: RPCResult.history(actions: [Self.noPayloadEnvelope], next: nil)).encodedLine(),
+            RPCSuccess(id: 6, result: HistoryPage(actions: [Self.noPayloadEnvelope], next: nil)).encodedLine(),
             #"{"jsonrpc":"2.0","id":6,"result":{"actions":[{"payload":null,"peer":{"gid":0,"pid":1,"uid":0},"seq":9,"time":"1970-01-01T00:00:00.000000000Z","type":"reset"}]}}"#)
         expectFrame(
-            RPCResponse(id: 6, result: RPCResult.history(actions: [], next: nil)).encodedLine(),
+            RPCSuccess(id: 6, result: HistoryPage(actions: [], next: nil)).encodedLine(),
             #"{"jsonrpc":"2.0","id":6,"result":{"actions":[]}}"#)
     }
 
@@ -105,29 +105,141 @@ struct GoldenFrameTests {
             .add(path: try JSONPointer("/list/-"), value: ["k": nil]),
         ])
         expectFrame(
-            RPCResponse(id: 7, result: RPCResult.diff(patch: patch)).encodedLine(),
+            RPCSuccess(id: 7, result: DiffResult(patch: patch)).encodedLine(),
             #"{"jsonrpc":"2.0","id":7,"result":{"patch":[{"op":"replace","path":"/a","value":2},{"op":"remove","path":"/b~1c"},{"from":"/x","op":"move","path":"/y"},{"op":"add","path":"/list/-","value":{"k":null}}]}}"#)
         expectFrame(
-            RPCResponse(id: 7, result: RPCResult.diff(patch: JSONPatch([]))).encodedLine(),
+            RPCSuccess(id: 7, result: DiffResult(patch: JSONPatch([]))).encodedLine(),
             #"{"jsonrpc":"2.0","id":7,"result":{"patch":[]}}"#)
     }
 
     @Test func replay() {
         expectFrame(
-            RPCResponse(id: 8, result: RPCResult.replay(value: ["a": 1])).encodedLine(),
+            RPCSuccess(id: 8, result: ReplayResult(value: ["a": 1])).encodedLine(),
             #"{"jsonrpc":"2.0","id":8,"result":{"value":{"a":1}}}"#)
         expectFrame(
-            RPCResponse(id: 8, result: RPCResult.replay(value: 0, refused: [(seq: 5, reason: "nothing at /b")])).encodedLine(),
+            RPCSuccess(id: 8, result: ReplayResult(value: 0, refused: [SeqReason(seq: 5, reason: "nothing at /b")])).encodedLine(),
             #"{"jsonrpc":"2.0","id":8,"result":{"refused":[{"reason":"nothing at /b","seq":5}],"value":0}}"#)
     }
 
     @Test func stats() {
         expectFrame(
-            RPCResponse(id: 9, result: RPCResult.stats(seq: 46, figures: ["commits": 3, "seq": 1, "connections": ["open": 2]])).encodedLine(),
+            RPCSuccess(id: 9, result: Self.stats(seq: 46, commits: 3, other: ["connections": ["open": 2]])).encodedLine(),
             #"{"jsonrpc":"2.0","id":9,"result":{"commits":3,"connections":{"open":2},"seq":46}}"#)
         expectFrame(
-            RPCResponse(id: 9, result: RPCResult.stats(seq: 0)).encodedLine(),
+            RPCSuccess(id: 9, result: StatsResult(seq: 0)).encodedLine(),
             #"{"jsonrpc":"2.0","id":9,"result":{"seq":0}}"#)
+    }
+
+    static func stats(seq: UInt64, commits: UInt64, other: [String: JSONValue]) -> StatsResult {
+        var stats = StatsResult(seq: seq)
+        stats.commits = commits
+        stats.other = other
+        return stats
+    }
+
+    // MARK: Maintenance methods (additions to SPEC)
+
+    static let checkpointTime = Timestamp(nanosecondsSince1970: 1_795_273_445_000_000_001)
+
+    @Test func checkpoints() {
+        let list = CheckpointList(
+            checkpoints: [CheckpointInfo(seq: 10, reducer: ReducerIdentity(name: "reel.json", version: "1"), time: Self.checkpointTime, hash: "ab01")],
+            reducer: ReducerIdentity(name: "reel.json", version: "1")
+        )
+        expectFrame(
+            RPCSuccess(id: 10, result: list).encodedLine(),
+            #"{"jsonrpc":"2.0","id":10,"result":{"checkpoints":[{"hash":"ab01","reducer":{"name":"reel.json","version":"1"},"seq":10,"time":"2026-11-21T15:04:05.000000001Z"}],"reducer":{"name":"reel.json","version":"1"}}}"#)
+        expectFrame(
+            RPCSuccess(id: 10, result: CheckpointList(checkpoints: [], reducer: ReducerIdentity(name: "r", version: "2"))).encodedLine(),
+            #"{"jsonrpc":"2.0","id":10,"result":{"checkpoints":[],"reducer":{"name":"r","version":"2"}}}"#)
+    }
+
+    @Test func verify() throws {
+        let clean = VerifyOutcome(
+            from: 0, through: 30, matched: [10, 20], skipped: [SeqReason(seq: 25, reason: "another reducer")],
+            refused: [], mismatch: nil
+        )
+        expectFrame(
+            RPCSuccess(id: 11, result: clean).encodedLine(),
+            #"{"jsonrpc":"2.0","id":11,"result":{"from":0,"matched":[10,20],"refused":[],"skipped":[{"reason":"another reducer","seq":25}],"through":30}}"#)
+        let mismatch = VerifyOutcome(
+            from: 10, through: 20, matched: [], skipped: [], refused: [SeqReason(seq: 12, reason: "no")],
+            mismatch: .init(
+                seq: 20, reason: "differs", patch: JSONPatch([.replace(path: try JSONPointer("/a"), value: 2)]),
+                checkpointHash: "c1", replayedHash: "r1"
+            )
+        )
+        expectFrame(
+            RPCSuccess(id: 11, result: mismatch).encodedLine(),
+            #"{"jsonrpc":"2.0","id":11,"result":{"from":10,"matched":[],"mismatch":{"checkpointHash":"c1","patch":[{"op":"replace","path":"/a","value":2}],"reason":"differs","replayedHash":"r1","seq":20},"refused":[{"reason":"no","seq":12}],"skipped":[],"through":20}}"#)
+    }
+
+    @Test func backup() {
+        expectFrame(
+            RPCSuccess(id: 12, result: BackupOutcome(path: "/tmp/b", seq: 7, bytes: 65536)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":12,"result":{"bytes":65536,"path":"/tmp/b","seq":7}}"#)
+    }
+
+    @Test func bisect() {
+        expectFrame(
+            RPCSuccess(id: 13, result: BisectOutcome(seq: 17, through: 40, probes: 6)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":13,"result":{"probes":6,"seq":17,"through":40}}"#)
+        // Never holds: the seq is null, not absent.
+        expectFrame(
+            RPCSuccess(id: 13, result: BisectOutcome(seq: nil, through: 40, probes: 3)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":13,"result":{"probes":3,"seq":null,"through":40}}"#)
+    }
+
+    @Test func scan() {
+        let outcome = ScanOutcome(actions: 30, checkpoints: 2, idempotencyKeys: 1, damaged: [
+            .init(what: "action", seq: 5, key: nil, reason: "checksum"),
+            .init(what: "idempotencyKey", seq: nil, key: "k", reason: "short"),
+        ])
+        expectFrame(
+            RPCSuccess(id: 14, result: outcome).encodedLine(),
+            #"{"jsonrpc":"2.0","id":14,"result":{"actions":30,"checkpoints":2,"damaged":[{"reason":"checksum","seq":5,"what":"action"},{"key":"k","reason":"short","what":"idempotencyKey"}],"idempotencyKeys":1}}"#)
+    }
+
+    /// Every result reads back to itself from the bytes the server writes: the two ends share
+    /// one type per message.
+    @Test func everyResultReadsBackFromItsBytes() throws {
+        func roundTrip<Result: MethodResult & Equatable>(_ result: Result, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let json = try JSONValue(parsing: result.asJSON.serialized())
+            #expect(try Result(result: json) == result, sourceLocation: sourceLocation)
+            // What the typed writer wrote is canonical: the same bytes as the equal JSON value's.
+            var bytes: [UInt8] = []
+            result.writeJSON(into: &bytes)
+            #expect(bytes == json.serialized(), sourceLocation: sourceLocation)
+        }
+        try roundTrip(ServerHello(version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "n", version: "1")))
+        try roundTrip(DispatchOutcome(seqs: 3...3, batch: false))
+        try roundTrip(DispatchOutcome(seqs: 3...5, duplicate: true, batch: true))
+        try roundTrip(Snapshot<JSONValue>(seq: 4, value: ["a": [1, nil]]))
+        try roundTrip(SubscribeResult(subscription: "s1", seq: 4, value: nil))
+        try roundTrip(SubscribeResult(subscription: "s1", seq: 4, value: .null))
+        try roundTrip(UnsubscribeResult())
+        try roundTrip(HistoryPage(actions: [Self.envelope.withoutKey, Self.unknownPeerEnvelope, Self.noPayloadEnvelope], next: 10))
+        try roundTrip(DiffResult(patch: JSONPatch([.remove(path: try JSONPointer("/x"))])))
+        try roundTrip(ReplayResult(value: 1, refused: [SeqReason(seq: 2, reason: "r")]))
+        try roundTrip(Self.stats(seq: 9, commits: 2, other: ["extra": true]))
+        try roundTrip(CheckpointList(checkpoints: [CheckpointInfo(seq: 1, reducer: ReducerIdentity(name: "n", version: "1"), time: Self.checkpointTime, hash: "00")], reducer: ReducerIdentity(name: "n", version: "1")))
+        try roundTrip(VerifyOutcome(from: 0, through: 3, matched: [1], skipped: [], refused: [], mismatch: nil))
+        try roundTrip(BackupOutcome(path: "/b", seq: 1, bytes: 2))
+        try roundTrip(BisectOutcome(seq: nil, through: 3, probes: 1))
+        try roundTrip(ScanOutcome(actions: 1, checkpoints: 0, idempotencyKeys: 0, damaged: [.init(what: "log", seq: nil, key: nil, reason: "gap")]))
+    }
+
+    /// A result missing what SPEC promises is refused by name, not read as a zero.
+    @Test func aResultWithoutAPromisedMemberIsRefused() {
+        #expect(throws: RPCError.self) { try DispatchOutcome(result: ["duplicate": true]) }
+        #expect(throws: RPCError.self) { try Snapshot<JSONValue>(result: ["seq": 1]) }
+        #expect(throws: RPCError.self) { try DispatchOutcome(result: ["seqs": [3, 5]]) }
+        do {
+            _ = try HistoryPage(result: ["next": 3])
+            Issue.record("a history result without actions was read")
+        } catch {
+            #expect(error.message == "a history result needs actions (an array)")
+        }
     }
 
     // MARK: Notifications
@@ -198,9 +310,18 @@ struct GoldenFrameTests {
 
     @Test func encodeAppendsToABufferWithoutClearingIt() {
         var buffer = Array("previous\n".utf8)
-        RPCResponse(id: 1, result: RPCResult.unsubscribe).encode(into: &buffer)
+        RPCSuccess(id: 1, result: UnsubscribeResult()).encode(into: &buffer)
         RPCNotification.update(subscription: "s", seq: 1, value: 1).encode(into: &buffer)
         #expect(text(buffer) == "previous\n" + #"{"jsonrpc":"2.0","id":1,"result":{}}"# + "\n"
             + #"{"jsonrpc":"2.0","method":"update","params":{"seq":1,"subscription":"s","value":1}}"# + "\n")
+    }
+}
+
+extension ActionEnvelope {
+    /// The envelope as the wire carries it: the idempotency key stays with its client.
+    var withoutKey: ActionEnvelope {
+        var copy = self
+        copy.idempotencyKey = nil
+        return copy
     }
 }

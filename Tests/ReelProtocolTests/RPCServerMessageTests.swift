@@ -6,9 +6,9 @@ import Testing
 /// The client's side: reading what the server sends, including everything the server encodes.
 struct RPCServerMessageTests {
     @Test(arguments: [
-        RPCResponse(id: 1, result: RPCResult.dispatch(seq: 3)),
-        RPCResponse(id: "x\"\n", result: RPCResult.get(seq: 0, value: .null)),
-        RPCResponse(id: 2, result: RPCResult.hello(version: "1", seq: 0, reducer: ReducerIdentity(name: "n", version: "v"))),
+        RPCResponse(id: 1, result: DispatchOutcome(seqs: 3...3, batch: false).asJSON),
+        RPCResponse(id: "x\"\n", result: Snapshot<JSONValue>(seq: 0, value: .null).asJSON),
+        RPCResponse(id: 2, result: ServerHello(version: "1", seq: 0, reducer: ReducerIdentity(name: "n", version: "v")).asJSON),
         RPCResponse(id: nil, error: .parseError("bad")),
         RPCResponse(id: 5, error: .seqMismatch(expected: 1, current: 2)),
         RPCResponse(id: 5, error: RPCError(code: 1001, message: "no", data: .null)),

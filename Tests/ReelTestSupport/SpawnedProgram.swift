@@ -113,8 +113,30 @@ public final class SpawnedDaemon: @unchecked Sendable {
         while process.isRunning && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        guard !process.isRunning else { throw SpawnError("\(executable) did not stop within \(timeout) after signal \(signal)") }
+        guard !process.isRunning else {
+            throw SpawnError("""
+                \(executable) did not stop within \(timeout) after signal \(signal); its threads:
+                \(Self.threadStates(of: process.processIdentifier))
+                """)
+        }
         return process.terminationStatus
+    }
+
+    /// What each thread of a process is doing, as the kernel sees it (name, state, the system call
+    /// it is in and where it waits): the clue to why a process does not end.
+    static func threadStates(of pid: Int32) -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        func read(_ path: String) -> String {
+            ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return tasks.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { task in
+            let directory = "/proc/\(pid)/task/\(task)"
+            // stat: "tid (name) S …"; the state letter follows the name's closing parenthesis.
+            let stat = read("\(directory)/stat")
+            let state = stat.split(separator: ")").last?.split(separator: " ").first ?? "?"
+            let syscall = read("\(directory)/syscall").split(separator: " ").first ?? "?"
+            return "  \(task) \(read("\(directory)/comm")) state \(state) syscall \(syscall) waits in \(read("\(directory)/wchan"))"
+        }.joined(separator: "\n")
     }
 
     /// Runs a daemon that is expected to refuse to start, to its end: its status and what it

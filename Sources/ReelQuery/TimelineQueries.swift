@@ -1,0 +1,63 @@
+import ReelCore
+import ReelJSON
+import ReelProtocol
+import ReelStorage
+import ReelStore
+
+/// Answers every read method of the protocol from a ``Timeline``: `get`, `history`, `diff`,
+/// `replay`, `bisect`, `verify`, `checkpoints`, `scan`, `backup` and the data directory's `stats`.
+///
+/// The one place each answer is computed: the daemon's handler calls it on its query pool, and
+/// `reel --data-dir` calls it in its own process, so the two cannot answer differently. Each call
+/// runs on its own read transactions and sees the latest commit at its start; nothing here writes
+/// the log.
+public struct TimelineQueries<State: StoreState>: Sendable {
+    public let timeline: Timeline<State>
+
+    public init(_ timeline: Timeline<State>) {
+        self.timeline = timeline
+    }
+
+    /// The latest committed seq.
+    public func latestSeq() throws(StoreError) -> UInt64 {
+        try timeline.latestSeq()
+    }
+
+    /// A requested seq, or the latest when none was.
+    func seq(_ requested: UInt64?) throws(StoreError) -> UInt64 {
+        if let requested { return requested }
+        return try latestSeq()
+    }
+
+    /// `get`: the value at the path at `at`, or at the latest seq.
+    public func get(_ params: GetParams) throws(StoreError) -> Snapshot<JSONValue> {
+        let seq = try seq(params.at)
+        return Snapshot(seq: seq, value: try timeline.value(at: seq, path: params.path))
+    }
+
+    /// `history`: one page of logged actions.
+    public func history(_ params: HistoryParams) throws(StoreError) -> HistoryPage {
+        let page = try timeline.history(from: params.from, to: params.to, limit: params.limit, types: params.types)
+        return HistoryPage(actions: page.actions, next: page.next)
+    }
+
+    /// `diff`: the patch from the state at `from` to the state at `to`.
+    public func diff(_ params: DiffParams) throws(StoreError) -> DiffResult {
+        DiffResult(patch: try timeline.diff(from: params.from, to: params.to, path: params.path))
+    }
+
+    /// `replay`: the state without some actions, up to `to` or the latest seq.
+    public func replay(_ params: ReplayParams) throws(StoreError) -> ReplayResult {
+        let to = try seq(params.to)
+        let whatIf = try timeline.replay(to: to, skipping: params.skip, path: params.path)
+        return ReplayResult(value: whatIf.value, refused: whatIf.refused.map { SeqReason(seq: $0.seq, reason: $0.reason) })
+    }
+
+    /// `bisect`: the first seq at which the condition holds.
+    ///
+    /// - Parameter progress: Called after each probe with (probes so far, an estimate of the total).
+    public func bisect(_ params: BisectParams, progress: (Int, Int) -> Void = { _, _ in }) throws(StoreError) -> BisectOutcome {
+        let result = try timeline.bisect(through: params.through, progress: progress) { params.condition.holds(in: $0) }
+        return BisectOutcome(seq: result.seq, through: result.through, probes: result.probes)
+    }
+}
