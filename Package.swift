@@ -84,10 +84,12 @@ let package = Package(
         // `reel --data-dir` alike. Engine errors get their wire codes here.
         .target(name: "ReelQuery", dependencies: ["ReelProtocol", "ReelStore", "ReelStorage", "ReelCore", "ReelJSON"]),
         .target(name: "CReelSocket"),
+        // Newline-delimited framing with a line limit, for both ends of the socket.
+        .target(name: "ReelFraming", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "ReelServer",
             dependencies: [
-                "CReelSocket", "ReelProtocol", "ReelQuery", "ReelStore", "ReelCore", "ReelJSON",
+                "CReelSocket", "ReelFraming", "ReelProtocol", "ReelQuery", "ReelStore", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,7 +113,7 @@ let package = Package(
         .target(
             name: "ReelClient",
             dependencies: [
-                "ReelProtocol", "ReelJSON", "ReelCore",
+                "ReelFraming", "ReelProtocol", "ReelJSON", "ReelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -149,7 +151,7 @@ let package = Package(
         .executableTarget(
             name: "reel-bench",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelServer", "ReelProtocol", "ReelTool", "ReelConsole",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelServer", "ReelFraming", "ReelProtocol", "ReelTool", "ReelConsole",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -163,7 +165,7 @@ let package = Package(
         .target(
             name: "ReelFuzzTargets",
             dependencies: [
-                "ReelServer", "ReelProtocol", "ReelStorage", "ReelJSON",
+                "ReelServer", "ReelFraming", "ReelProtocol", "ReelStorage", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tools/FuzzTargets"
@@ -171,7 +173,7 @@ let package = Package(
         .target(
             name: "ReelTestSupport",
             dependencies: [
-                "ReelServer", "ReelStore", "ReelLMDB", "ReelCore", "ReelJSON",
+                "ReelServer", "ReelFraming", "ReelStore", "ReelLMDB", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -220,6 +222,12 @@ let package = Package(
         ),
         // Replays every fuzz seed and every input that ever crashed (Tools/Fuzz/corpus).
         .testTarget(name: "ReelFuzzTargetsTests", dependencies: ["ReelFuzzTargets"]),
+        .testTarget(
+            name: "ReelFramingTests",
+            dependencies: [
+                "ReelFraming", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "ReelProtocolTests", dependencies: ["ReelProtocol", "ReelJSON", "ReelCore"]),
         .testTarget(
             name: "ReelQueryTests",

@@ -1,4 +1,5 @@
 import NIOCore
+import ReelFraming
 import ReelProtocol
 
 /// The inbound end of one connection: reads each line from the daemon and hands it to the core.
@@ -45,6 +46,10 @@ final class ClientChannelHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if case FramingError.lineTooLong(let limit) = error {
+            fail(context: context, "the daemon sent a line longer than \(limit) bytes (raise ReelClientConfiguration.maxLineLength to accept it)")
+            return
+        }
         fail(context: context, "\(error)")
     }
 

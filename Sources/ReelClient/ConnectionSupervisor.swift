@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import ReelFraming
 import ReelProtocol
 
 /// Opens connections, greets the daemon, and opens a new connection whenever the current one
@@ -30,7 +31,10 @@ struct ConnectionSupervisor: Sendable {
                 .channelInitializer { [core, maxLineLength = configuration.maxLineLength] channel in
                     channel.eventLoop.makeCompletedFuture {
                         let operations = channel.pipeline.syncOperations
-                        try operations.addHandler(ByteToMessageHandler(ServerLineDecoder(maxLineLength: maxLineLength)))
+                        // The daemon puts no limit on the lines it sends (a `get` of a large state is
+                        // one line), so the client sets its own: enough for any state the app
+                        // expects, small enough that a broken peer cannot make it buffer without end.
+                        try operations.addHandler(LineFramingHandler(maxLineLength: maxLineLength))
                         try operations.addHandler(ClientChannelHandler(core: core, generation: generation))
                     }
                 }

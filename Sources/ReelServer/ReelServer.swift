@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReelCore
+import ReelFraming
 import ReelProtocol
 import ReelStore
 import ServiceLifecycle
@@ -51,7 +52,8 @@ public struct ReelServer<State: StoreState>: Service {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
                         InputGate(),
-                        LineFramingHandler(maxLineLength: limits.maxLineLength, midLineTimeout: limits.midLineTimeout)
+                        LineFramingHandler(maxLineLength: limits.maxLineLength),
+                        MidLineStallHandler(timeout: limits.midLineTimeout)
                     )
                     try inbox.admit(channel)
                 }

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import ReelCore
+import ReelFraming
 import ReelJSON
 import ReelProtocol
 import ReelStore

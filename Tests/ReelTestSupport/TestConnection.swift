@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import ReelFraming
 import ReelJSON
 import ReelServer
 
@@ -14,7 +15,7 @@ public struct TestConnection {
             .connect(unixDomainSocketPath: socketPath) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        LineFramingHandler(maxLineLength: 1 << 24, midLineTimeout: .seconds(60))
+                        LineFramingHandler(maxLineLength: 1 << 24)
                     )
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }

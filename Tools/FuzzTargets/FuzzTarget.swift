@@ -1,4 +1,5 @@
 import NIOCore
+import ReelFraming
 import ReelJSON
 import ReelProtocol
 import ReelServer

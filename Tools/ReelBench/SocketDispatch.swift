@@ -3,6 +3,7 @@ import Histogram
 import NIOCore
 import NIOPosix
 import ReelCore
+import ReelFraming
 import ReelJSON
 import ReelProtocol
 import ReelServer
@@ -59,7 +60,7 @@ extension ReelBench {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(unixDomainSocketPath: socketPath) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(LineFramingHandler(maxLineLength: 1 << 20, midLineTimeout: .seconds(60)))
+                    try channel.pipeline.syncOperations.addHandler(LineFramingHandler(maxLineLength: 1 << 20))
                     return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import ReelFraming
 import ReelJSON
 import ReelServer
 import Synchronization
@@ -50,7 +51,7 @@ final class ScriptedServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let number = recorder.accept(channel)
                     try channel.pipeline.syncOperations.addHandler(
-                        LineFramingHandler(maxLineLength: 1 << 24, midLineTimeout: .seconds(60)))
+                        LineFramingHandler(maxLineLength: 1 << 24))
                     try channel.pipeline.syncOperations.addHandler(
                         ScriptedConnectionHandler(connection: number, script: script, recorder: recorder))
                 }

@@ -2,7 +2,7 @@ import NIOCore
 
 /// The framing rules of ``LineFramingHandler`` as a plain value, without I/O or timers: bytes go
 /// in as they arrive, complete lines come out. Tested and fuzzed on its own; the handler adds the
-/// channel and the mid-line stall timer.
+/// channel, ``MidLineStallHandler`` the timer.
 ///
 /// A line ends at `\n`; a `\r` before it is dropped; empty lines are skipped. A line longer than
 /// `maxLineLength` bytes (not counting its `\r\n`) is refused as soon as that many bytes without a

@@ -1,13 +1,13 @@
 import NIOCore
 import NIOEmbedded
-import ReelServer
+import ReelFraming
 import Testing
 
 /// Framing of newline-delimited messages, with the line limit and the mid-line timeout.
 struct LineFramingHandlerTests {
     func makeChannel(limit: Int = 16, timeout: TimeAmount = .seconds(5)) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(LineFramingHandler(maxLineLength: limit, midLineTimeout: timeout))
+        try channel.pipeline.syncOperations.addHandlers(LineFramingHandler(maxLineLength: limit), MidLineStallHandler(timeout: timeout))
         return channel
     }
 

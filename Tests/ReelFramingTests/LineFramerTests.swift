@@ -1,5 +1,5 @@
 import NIOCore
-import ReelServer
+import ReelFraming
 import Testing
 
 /// The framing rules on their own: the same lines however the bytes are split into reads.
