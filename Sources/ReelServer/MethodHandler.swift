@@ -28,25 +28,33 @@ public struct MethodHandler<State: StoreState>: Sendable {
     }
 
     /// The result of one call, or the error to answer with. (A connection hands dispatches to the
-    /// store itself, with ``submit(_:peer:)``, to keep the order it read them in.)
-    public func handle(_ call: ConnectionlessCall, peer: Peer) async -> Result<any MethodResult, RPCError> {
+    /// store itself, with ``submit(_:peer:)`` and ``response(to:ticket:)``, to keep the order it
+    /// read them in.)
+    public func handle(_ call: HandlerCall, peer: Peer) async -> Result<any MethodResult, RPCError> {
         if let denial = denial(call.method, peer: peer) {
             return .failure(denial)
         }
         do {
-            return .success(try await result(of: call, peer: peer))
+            return .success(try await result(of: call))
         } catch {
             return .failure(error)
         }
     }
 
-    /// The result of a call as a JSON value: ``handle(_:peer:)`` for those who read results
+    /// The result of any call but a subscription's, as a JSON value: for those who read results
     /// rather than write them (tests, embedding).
     public func handle(_ call: RPCCall, peer: Peer) async -> Result<JSONValue, RPCError> {
-        guard let connectionless = ConnectionlessCall(call) else {
+        let outcome: Result<any MethodResult, RPCError>
+        switch CallRoute(call) {
+        case .handler(let handled):
+            outcome = await handle(handled, peer: peer)
+        case .dispatch(let params):
+            if let denial = denial(.dispatch, peer: peer) { return .failure(denial) }
+            outcome = await response(to: params, ticket: submit(params, peer: peer))
+        case .subscribe, .unsubscribe:
             return .failure(RPCError(code: RPCError.Code.methodNotFound, message: "'\(call.method.rawValue)' needs a connection"))
         }
-        switch await handle(connectionless, peer: peer) {
+        switch outcome {
         case .success(let result): return .success(Self.json(result))
         case .failure(let error): return .failure(error)
         }
@@ -54,13 +62,11 @@ public struct MethodHandler<State: StoreState>: Sendable {
 
     private static func json(_ result: some MethodResult) -> JSONValue { result.asJSON }
 
-    private func result(of call: ConnectionlessCall, peer: Peer) async throws(RPCError) -> any MethodResult {
+    private func result(of call: HandlerCall) async throws(RPCError) -> any MethodResult {
         let queries = self.queries
         switch call {
         case .hello:
             return ServerHello(version: serverVersion, seq: store.snapshot.seq, reducer: store.definition.identity)
-        case .dispatch(let params):
-            return try await response(to: params, ticket: submit(params, peer: peer)).get()
         case .get(let params):
             guard params.at != nil else {
                 // Now: the state in memory, no read transaction.

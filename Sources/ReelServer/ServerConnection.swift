@@ -51,86 +51,45 @@ struct ServerConnection<State: StoreState>: Sendable {
         }
     }
 
+    /// Reads requests until the input ends, and carries out what the router decides for each.
     private func readRequests(
         _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, outbox: Outbox, requests group: inout TaskGroup<Void>
     ) async {
-        // Dispatches go to the store in the order they are read (so they get seqs in request
-        // order, yet share commits); a read waits for every dispatch read before it, so a
-        // connection always reads its own writes. (Not only the last one: a refusal is answered
-        // at once while an earlier accepted dispatch may still be syncing.)
-        var unsettled: [DispatchTicket] = []
+        let handler = self.handler, peer = self.peer
+        var router = RequestRouter<DispatchTicket> { handler.denial($0, peer: peer) }
         do {
             for try await line in inbound {
                 guard let slot = await outbox.reserve() else { return }
-                let parsed = line.withUnsafeReadableBytes { RPCRequest.parse($0) }
-                switch parsed {
-                case .failure(let errorResponse):
-                    outbox.fill(slot, with: errorResponse.encodedLine())
-                case .success(let request):
-                    guard let id = request.id else {
-                        // JSON-RPC: a notification gets no answer, so nothing could tell the peer
-                        // what became of it; refuse to act on one rather than act silently.
-                        outbox.fill(slot, with: RPCResponse(id: nil, error: RPCError.invalidRequest(
-                            "requests need an id: without one the answer could not be matched"
-                        )).encodedLine())
-                        continue
+                switch line.withUnsafeReadableBytes({ router.route($0) }) {
+                case .answer(let bytes):
+                    outbox.fill(slot, with: bytes)
+                case .dispatch(let id, let params):
+                    let ticket = handler.submit(params, peer: peer)
+                    router.noteDispatched(ticket)
+                    group.addTask {
+                        outbox.fill(slot, with: Self.encode(id, await handler.response(to: params, ticket: ticket)))
                     }
-                    let call: RPCCall
-                    do {
-                        call = try RPCCall(request)
-                    } catch {
-                        outbox.fill(slot, with: RPCResponse(id: id, error: error).encodedLine())
-                        continue
-                    }
-                    if let denial = handler.denial(call.method, peer: peer) {
-                        outbox.fill(slot, with: RPCResponse(id: id, error: denial).encodedLine())
-                        continue
-                    }
-                    unsettled.removeAll { $0.isSettled }
-                    let barrier = unsettled
-                    switch call {
-                    case .dispatch(let params):
-                        let ticket = handler.submit(params, peer: peer)
-                        unsettled.append(ticket)
-                        let handler = self.handler
-                        group.addTask {
-                            outbox.fill(slot, with: Self.encode(id, await handler.response(to: params, ticket: ticket)))
-                        }
-                    case .subscribe(let params):
+                case .subscribe(let id, let params, let barrier):
+                    await Self.settle(barrier)
+                    let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
+                    outbox.fill(slot, with: bytes, activating: subscription)
+                case .unsubscribe(let id, let params):
+                    let outcome: Result<any MethodResult, RPCError> = outbox.remove(subscription: params.subscription)
+                        ? .success(UnsubscribeResult())
+                        : .failure(RPCError(
+                            code: RPCError.Code.invalidParams, message: "no subscription '\(params.subscription)' on this connection"
+                        ))
+                    outbox.fill(slot, with: Self.encode(id, outcome))
+                case .call(let id, let call, let barrier):
+                    group.addTask {
                         await Self.settle(barrier)
-                        let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
-                        outbox.fill(slot, with: bytes, activating: subscription)
-                    case .unsubscribe(let params):
-                        let outcome: Result<any MethodResult, RPCError> = outbox.remove(subscription: params.subscription)
-                            ? .success(UnsubscribeResult())
-                            : .failure(RPCError(
-                                code: RPCError.Code.invalidParams, message: "no subscription '\(params.subscription)' on this connection"
-                            ))
-                        outbox.fill(slot, with: Self.encode(id, outcome))
-                    default:
-                        guard let call = ConnectionlessCall(call) else {
-                            // Only subscribe and unsubscribe have none, and they are answered above.
-                            outbox.fill(slot, with: RPCResponse(id: id, error: RPCError(
-                                code: RPCError.Code.internalError, message: "'\(call.method.rawValue)' was not routed"
-                            )).encodedLine())
-                            continue
-                        }
-                        let handler = self.handler, peer = self.peer
-                        group.addTask {
-                            await Self.settle(barrier)
-                            outbox.fill(slot, with: Self.encode(id, await handler.handle(call, peer: peer)))
-                        }
+                        outbox.fill(slot, with: Self.encode(id, await handler.handle(call, peer: peer)))
                     }
                 }
             }
         } catch let error as FramingError {
             guard let slot = await outbox.reserve() else { return }
-            let rpcError = switch error {
-            case .lineTooLong(let limit): RPCError.lineTooLong(limit: limit)
-            case .stalledMidLine(let after):
-                RPCError(code: RPCError.Code.tooLarge, message: "no newline after \(after.nanoseconds / 1_000_000_000) s in the middle of a message; the connection is closed")
-            }
-            outbox.fill(slot, with: RPCResponse(id: nil, error: rpcError).encodedLine(), close: true)
+            outbox.fill(slot, with: RequestRouter<DispatchTicket>.answer(to: error), close: true)
         } catch {
             logger.debug("read failed: \(error)")
         }

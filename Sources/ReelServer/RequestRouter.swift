@@ -1,0 +1,95 @@
+import ReelFraming
+import ReelJSON
+import ReelProtocol
+import ReelStore
+
+/// Something that ends once: a dispatch whose outcome is known or not yet.
+protocol Settling: Sendable {
+    var isSettled: Bool { get }
+}
+
+extension DispatchTicket: Settling {}
+
+/// Decides what a connection does with each line it reads: the one place requests are routed.
+/// A plain value, without I/O: the connection's reader owns one, feeds it lines and carries out
+/// what it returns.
+///
+/// It also keeps the connection's read-your-writes barrier: dispatches go to the store in the
+/// order they are read (so they get seqs in request order, yet share commits), and every other
+/// request waits for all the dispatches read before it to settle, so a connection always reads its
+/// own writes. (All of them, not only the last: a refusal is answered at once while an earlier
+/// accepted dispatch may still be syncing.)
+struct RequestRouter<Ticket: Settling> {
+    /// What to do with one line.
+    enum Route {
+        /// Answer at once with this line: a request that could not be read or is refused.
+        case answer([UInt8])
+        /// Hand the dispatch to the store now, then ``noteDispatched(_:)`` its ticket.
+        case dispatch(RPCID, DispatchParams)
+        /// Start a subscription once `after` are settled.
+        case subscribe(RPCID, SubscribeParams, after: [Ticket])
+        /// End a subscription of this connection.
+        case unsubscribe(RPCID, UnsubscribeParams)
+        /// Let the method handler answer once `after` are settled.
+        case call(RPCID, HandlerCall, after: [Ticket])
+    }
+
+    /// The error for a method the peer may not call, `nil` when it may.
+    let denial: @Sendable (MethodName) -> RPCError?
+    private var unsettled: [Ticket] = []
+
+    init(denial: @escaping @Sendable (MethodName) -> RPCError?) {
+        self.denial = denial
+    }
+
+    /// Routes one line (without its newline).
+    mutating func route(_ line: UnsafeRawBufferPointer) -> Route {
+        let request: RPCRequest
+        switch RPCRequest.parse(line) {
+        case .failure(let errorResponse): return .answer(errorResponse.encodedLine())
+        case .success(let parsed): request = parsed
+        }
+        guard let id = request.id else {
+            // JSON-RPC: a notification gets no answer, so nothing could tell the peer what became
+            // of it; refuse to act on one rather than act silently.
+            return .answer(RPCResponse(id: nil, error: .invalidRequest(
+                "requests need an id: without one the answer could not be matched"
+            )).encodedLine())
+        }
+        let call: RPCCall
+        do {
+            call = try RPCCall(request)
+        } catch {
+            return .answer(RPCResponse(id: id, error: error).encodedLine())
+        }
+        if let denial = denial(call.method) {
+            return .answer(RPCResponse(id: id, error: denial).encodedLine())
+        }
+        unsettled.removeAll { $0.isSettled }
+        switch CallRoute(call) {
+        case .dispatch(let params): return .dispatch(id, params)
+        case .handler(let call): return .call(id, call, after: unsettled)
+        case .subscribe(let params): return .subscribe(id, params, after: unsettled)
+        case .unsubscribe(let params): return .unsubscribe(id, params)
+        }
+    }
+
+    /// The dispatch routed last went to the store with this ticket: later reads wait for it.
+    mutating func noteDispatched(_ ticket: Ticket) {
+        unsettled.append(ticket)
+    }
+
+    /// The last answer to a peer whose framing failed: the error, with a `null` id (the line could
+    /// not be read), after which the connection closes.
+    static func answer(to error: FramingError) -> [UInt8] {
+        let rpcError = switch error {
+        case .lineTooLong(let limit): RPCError.lineTooLong(limit: limit)
+        case .stalledMidLine(let after):
+            RPCError(
+                code: RPCError.Code.tooLarge,
+                message: "no newline after \(after.nanoseconds / 1_000_000_000) s in the middle of a message; the connection is closed"
+            )
+        }
+        return RPCResponse(id: nil, error: rpcError).encodedLine()
+    }
+}
