@@ -82,7 +82,13 @@ let package = Package(
         .target(name: "ReelProtocol", dependencies: ["ReelJSON", "ReelCore"]),
         // Every read method answered from a Timeline, as protocol results: for the daemon and for
         // `reel --data-dir` alike. Engine errors get their wire codes here.
-        .target(name: "ReelQuery", dependencies: ["ReelProtocol", "ReelStore", "ReelStorage", "ReelCore", "ReelJSON"]),
+        .target(
+            name: "ReelQuery",
+            dependencies: [
+                "ReelProtocol", "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(name: "CReelSocket"),
         // Newline-delimited framing with a line limit, for both ends of the socket.
         .target(name: "ReelFraming", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
@@ -173,7 +179,7 @@ let package = Package(
         .target(
             name: "ReelTestSupport",
             dependencies: [
-                "ReelServer", "ReelFraming", "ReelStore", "ReelLMDB", "ReelCore", "ReelJSON",
+                "ReelServer", "ReelFraming", "ReelProtocol", "ReelStore", "ReelLMDB", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -198,13 +204,14 @@ let package = Package(
         ),
         .testTarget(
             name: "ReeldTests",
-            dependencies: ["reeld", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
+            dependencies: ["reeld", "ReelProtocol", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelClientTests",
             dependencies: [
                 "ReelClient", "reeld", "reel-rpg", "ReelExamples", "ReelServer", "ReelStore", "ReelProtocol", "ReelCore", "ReelJSON",
                 "ReelTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

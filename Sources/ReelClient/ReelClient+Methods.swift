@@ -16,27 +16,16 @@ extension ReelClient {
     ///   - method: The method, such as `Method.Get.self`.
     ///   - params: Its params.
     ///   - resend: Whether the call may be sent again when the connection drops before its answer;
-    ///     by default, as ``resendPolicy(for:)`` says for the method.
+    ///     by default, as ``MethodName/isSafeToResend`` says for the method.
     /// - Returns: The result.
     /// - Throws: ``ReelClientError``: the daemon's error (``ReelClientError/serverError``),
     ///   `protocolViolation` for a result that does not fit the method, `connectionLost`, `closed`.
     public func call<M: ProtocolMethod>(_ method: M.Type, _ params: M.Params, resend: ResendPolicy? = nil) async throws(ReelClientError)
         -> M.Result
     {
-        let result = try await request(M.name, params.jsonValue, resend: resend ?? Self.resendPolicy(for: M.name))
+        let policy = resend ?? (M.name.isSafeToResend ? .resendAfterReconnect : .failIfConnectionLost)
+        let result = try await request(M.name, params.jsonValue, resend: policy)
         return try WireDecoding.decode(M.Result.self, result)
-    }
-
-    /// Whether a method may be sent again after a reconnection when its answer was lost: reads
-    /// may; `backup` may not (it would find its own half-made copy in the way); a `dispatch` only
-    /// with an idempotency key, which the dispatch methods decide.
-    public static func resendPolicy(for method: MethodName) -> ResendPolicy {
-        switch method {
-        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .stats, .checkpoints, .verify, .bisect, .scan:
-            .resendAfterReconnect
-        case .dispatch, .backup:
-            .failIfConnectionLost
-        }
     }
 
     /// Asks the daemon who it is and what it offers (the client also does this on every
@@ -199,6 +188,18 @@ extension ReelClient {
     /// - Throws: ``ReelClientError``.
     public func scan() async throws(ReelClientError) -> ScanOutcome {
         try await call(Method.Scan.self, ScanParams())
+    }
+
+    /// The SHA-256 of the state (or a slice) at a seq: equal digests, equal states, whichever store
+    /// they come from, without sending the state.
+    ///
+    /// - Parameters:
+    ///   - path: The slice; the whole state by default.
+    ///   - seq: The seq; the latest by default.
+    /// - Returns: The seq and the hex SHA-256 of the canonical JSON text `get` would send.
+    /// - Throws: ``ReelClientError``: 1005 when nothing is at `path`, 1006 for a seq after the latest.
+    public func digest(_ path: JSONPointer = .root, at seq: UInt64? = nil) async throws(ReelClientError) -> DigestResult {
+        try await call(Method.Digest.self, DigestParams(path: path, at: seq))
     }
 
     /// Calls any method by name: for methods added to the daemon after this client was written.

@@ -38,6 +38,8 @@ public enum RPCCall: Sendable, Equatable {
     case bisect(BisectParams)
     /// `scan`: check every stored record's checksum and report the damaged ones (an addition).
     case scan(ScanParams)
+    /// `digest`: the SHA-256 of the state at a seq (an addition).
+    case digest(DigestParams)
 
     /// Reads the method and params of a parsed request.
     ///
@@ -71,6 +73,7 @@ public enum RPCCall: Sendable, Equatable {
         case .backup: self = .backup(try BackupParams(params: params))
         case .bisect: self = .bisect(try BisectParams(params: params))
         case .scan: self = .scan(try ScanParams(params: params))
+        case .digest: self = .digest(try DigestParams(params: params))
         }
     }
 
@@ -91,6 +94,7 @@ public enum RPCCall: Sendable, Equatable {
         case .backup: .backup
         case .bisect: .bisect
         case .scan: .scan
+        case .digest: .digest
         }
     }
 
@@ -111,6 +115,7 @@ public enum RPCCall: Sendable, Equatable {
         case .backup(let params): params.jsonValue
         case .bisect(let params): params.jsonValue
         case .scan(let params): params.jsonValue
+        case .digest(let params): params.jsonValue
         }
     }
 

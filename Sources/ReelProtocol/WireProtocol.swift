@@ -50,6 +50,45 @@ public enum MethodName: String, Sendable, CaseIterable {
     case bisect
     /// Checks the checksum of every stored record and reports every damaged one (an addition).
     case scan
+    /// The SHA-256 of the state (or a slice) at a seq, to compare stores without sending it (an addition).
+    case digest
+}
+
+extension MethodName {
+    /// What the method needs the peer to be allowed to do; a daemon's access policy grants these.
+    public var permission: Permission {
+        switch self {
+        case .dispatch: .dispatch
+        case .stats, .verify, .backup, .scan: .admin
+        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .checkpoints, .bisect, .digest: .read
+        }
+    }
+
+    /// Whether a client may send the call again after reconnecting when its answer was lost:
+    /// reads may; `backup` may not (it would find its own half-made copy in the way); a `dispatch`
+    /// only with an idempotency key, which the client decides per call.
+    public var isSafeToResend: Bool {
+        switch self {
+        case .hello, .get, .subscribe, .unsubscribe, .history, .diff, .replay, .stats, .checkpoints, .verify, .bisect, .scan, .digest:
+            true
+        case .dispatch, .backup: false
+        }
+    }
+}
+
+/// What a request needs the peer to be allowed to do.
+public enum Permission: String, Sendable, CaseIterable {
+    /// Reading the state and the log: `hello`, `get`, `subscribe`, `history`, `diff`, `replay`, …
+    case read
+    /// `dispatch`.
+    case dispatch
+    /// The operator's methods: `stats`, `verify`, `backup`, `scan`.
+    case admin
+
+    /// The permission a method needs (``MethodName/permission``).
+    public init(for method: MethodName) {
+        self = method.permission
+    }
 }
 
 /// The capabilities a protocol-1 server advertises in the `hello` result.
@@ -86,6 +125,8 @@ public enum Capability: String, Sendable, CaseIterable {
     case bisect
     /// The `scan` method.
     case scan
+    /// The `digest` method.
+    case digest
 
     /// The names of every capability, in declaration order: what the `hello` result lists by default.
     public static let all: [String] = allCases.map(\.rawValue)

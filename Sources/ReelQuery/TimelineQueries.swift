@@ -1,3 +1,4 @@
+import Crypto
 import ReelCore
 import ReelJSON
 import ReelProtocol
@@ -51,6 +52,21 @@ public struct TimelineQueries<State: StoreState>: Sendable {
         let to = try seq(params.to)
         let whatIf = try timeline.replay(to: to, skipping: params.skip, path: params.path)
         return ReplayResult(value: whatIf.value, refused: whatIf.refused.map { SeqReason(seq: $0.seq, reason: $0.reason) })
+    }
+
+    /// `digest`: the SHA-256 of the value at the path at `at`, or at the latest seq.
+    public func digest(_ params: DigestParams) throws(StoreError) -> DigestResult {
+        let seq = try seq(params.at)
+        return Self.digest(try timeline.value(at: seq, path: params.path), seq: seq)
+    }
+
+    /// The digest of a value: SHA-256 of its canonical JSON text, as `get` would send it.
+    public static func digest(_ value: JSONValue, seq: UInt64) -> DigestResult {
+        let hash = SHA256.hash(data: value.serialized())
+        return DigestResult(seq: seq, sha256: hash.map { byte in
+            let digits = String(byte, radix: 16)
+            return byte < 16 ? "0" + digits : digits
+        }.joined())
     }
 
     /// `bisect`: the first seq at which the condition holds.

@@ -15,6 +15,7 @@ public enum HandlerCall: Sendable, Equatable {
     case backup(BackupParams)
     case bisect(BisectParams)
     case scan(ScanParams)
+    case digest(DigestParams)
 
     /// The call, or `nil` for a dispatch or a subscription call.
     public init?(_ call: RPCCall) {
@@ -36,6 +37,7 @@ public enum HandlerCall: Sendable, Equatable {
         case .backup: .backup
         case .bisect: .bisect
         case .scan: .scan
+        case .digest: .digest
         }
     }
 }
@@ -65,6 +67,7 @@ enum CallRoute {
         case .backup(let params): self = .handler(.backup(params))
         case .bisect(let params): self = .handler(.bisect(params))
         case .scan(let params): self = .handler(.scan(params))
+        case .digest(let params): self = .handler(.digest(params))
         }
     }
 }

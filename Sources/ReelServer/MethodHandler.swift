@@ -99,6 +99,15 @@ public struct MethodHandler<State: StoreState>: Sendable {
             return try await query { () throws(StoreError) in try queries.scan() }
         case .bisect(let params):
             return try await query { () throws(StoreError) in try queries.bisect(params) }
+        case .digest(let params):
+            guard params.at != nil else {
+                // Now: the state in memory, no read transaction.
+                let snapshot = store.snapshot
+                return try Self.wire { () throws(StoreError) in
+                    TimelineQueries<State>.digest(try Timeline<State>.slice(snapshot.state, path: params.path, seq: snapshot.seq), seq: snapshot.seq)
+                }
+            }
+            return try await query { () throws(StoreError) in try queries.digest(params) }
         }
     }
 

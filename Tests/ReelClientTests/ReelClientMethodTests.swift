@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ReelClient
 import ReelCore
@@ -205,5 +206,52 @@ import Testing
         }
         #expect(error?.code == .connectionFailed)
         #expect(error?.message.contains("/nonexistent/reel.sock") == true)
+    }
+}
+
+/// The maintenance methods and `digest` through their typed client methods.
+@Suite(.timeLimit(.minutes(1))) struct ReelClientMaintenanceTests {
+    @Test func checkpointsVerifyBisectScanBackupAndDigest() async throws {
+        try await ServerHarness.run(configure: { _ in }) { server in
+            try await server.withClient { client throws in
+                for n in 1...4 { try await client.dispatch(Stock.set("/n", .int(Int64(n)))) }
+                let checkpoints = try await client.checkpoints()
+                #expect(checkpoints.reducer == ReducerIdentity(name: "reel.json", version: "1"))
+                let verify = try await client.verify()
+                #expect(verify.through == 4)
+                #expect(verify.mismatch == nil)
+                #expect(verify.matched == checkpoints.checkpoints.map(\.seq))
+                let found = try await client.bisect(try JSONCondition(parsing: "/n >= 3"))
+                #expect(found.seq == 3)
+                #expect(found.through == 4)
+                let scan = try await client.scan()
+                #expect(scan.actions == 4)
+                #expect(scan.damaged.isEmpty)
+
+                let dir = try TemporaryDirectory("reel-client-backup")
+                let backup = try await client.backup(to: dir.sub("copy"))
+                #expect(backup.seq == 4)
+                // The destination is now in the way: the daemon says so, and the client does not resend.
+                let again = await clientError { () throws(ReelClientError) in _ = try await client.backup(to: dir.sub("copy")) }
+                #expect(again?.rpcCode == RPCError.Code.invalidParams)
+
+                // digest: the SHA-256 of the value `get` sends, now and at a past seq.
+                let now = try await client.digest()
+                #expect(now.seq == 4)
+                #expect(now.sha256 == Self.sha256(try await client.get().value))
+                let past = try await client.call(Method.Digest.self, DigestParams(path: try JSONPointer("/n"), at: 2))
+                #expect(past == DigestResult(seq: 2, sha256: Self.sha256(2)))
+                #expect(past.sha256 == "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35", "SHA-256 of the text 2")
+                let nothing = try JSONPointer("/nothing")
+                let missing = await clientError { () throws(ReelClientError) in
+                    _ = try await client.call(Method.Digest.self, DigestParams(path: nothing))
+                }
+                #expect(missing?.rpcCode == RPCError.Code.pathNotFound)
+            }
+        }
+    }
+
+    static func sha256(_ value: JSONValue) -> String {
+        SHA256.hash(data: value.serialized()).map { String(format: "%02x", $0) }.joined()
     }
 }

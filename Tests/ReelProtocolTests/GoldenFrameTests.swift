@@ -30,7 +30,7 @@ struct GoldenFrameTests {
             version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "json-document", version: "1"))
         expectFrame(
             RPCSuccess(id: 1, result: result).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan"],"protocol":1,"reducer":{"name":"json-document","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest"],"protocol":1,"reducer":{"name":"json-document","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 
@@ -200,6 +200,17 @@ struct GoldenFrameTests {
             #"{"jsonrpc":"2.0","id":14,"result":{"actions":30,"checkpoints":2,"damaged":[{"reason":"checksum","seq":5,"what":"action"},{"key":"k","reason":"short","what":"idempotencyKey"}],"idempotencyKeys":1}}"#)
     }
 
+    @Test func digest() throws {
+        expectFrame(
+            RPCSuccess(id: 15, result: DigestResult(seq: 2, sha256: "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35")).encodedLine(),
+            #"{"jsonrpc":"2.0","id":15,"result":{"seq":2,"sha256":"d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35"}}"#)
+        // Its params are those of `get`, read as strictly.
+        let params = DigestParams(path: try JSONPointer("/n"), at: 2)
+        #expect(try RPCCall(method: "digest", params: params.jsonValue) == .digest(params))
+        #expect(throws: RPCError.self) { try RPCCall(method: "digest", params: ["at": "2"]) }
+        #expect(throws: RPCError.self) { try RPCCall(method: "digest", params: ["value": 1]) }
+    }
+
     /// Every result reads back to itself from the bytes the server writes: the two ends share
     /// one type per message.
     @Test func everyResultReadsBackFromItsBytes() throws {
@@ -226,6 +237,7 @@ struct GoldenFrameTests {
         try roundTrip(VerifyOutcome(from: 0, through: 3, matched: [1], skipped: [], refused: [], mismatch: nil))
         try roundTrip(BackupOutcome(path: "/b", seq: 1, bytes: 2))
         try roundTrip(BisectOutcome(seq: nil, through: 3, probes: 1))
+        try roundTrip(DigestResult(seq: 1, sha256: "00"))
         try roundTrip(ScanOutcome(actions: 1, checkpoints: 0, idempotencyKeys: 0, damaged: [.init(what: "log", seq: nil, key: nil, reason: "gap")]))
     }
 
@@ -293,7 +305,7 @@ struct GoldenFrameTests {
     @Test func methodNotFoundListsTheMethods() {
         expectFrame(
             RPCResponse(id: 1, error: .methodNotFound("dispach")).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan"}}"#)
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest"}}"#)
     }
 
     @Test func shuttingDown() {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReelCore
 import ReelJSON
+import ReelProtocol
 import ReelServer
 import ReelStore
 import ServiceLifecycle

@@ -1,5 +1,6 @@
 import Foundation
 import ReelJSON
+import ReelProtocol
 import ReelStorage
 import ReelTestSupport
 import Testing
@@ -27,7 +28,13 @@ import Testing
         ("verify", ["from": 0, "through": 0]),
         ("backup", ["path": "/nonexistent/reel-policy-test-backup"]),
         ("bisect", ["condition": "/refused == true"]),
+        ("scan", nil),
+        ("digest", ["path": "/refused"]),
     ]
+
+    @Test func theListHasEveryMethod() {
+        #expect(Set(Self.everyMethod.map(\.method)) == Set(MethodName.allCases.map(\.rawValue)))
+    }
 
     static func lines(_ requests: [(method: String, params: JSONValue?)]) -> String {
         requests.enumerated().map { id, request in
