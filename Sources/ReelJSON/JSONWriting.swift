@@ -117,3 +117,28 @@ extension Array where Element == UInt8 {
         swap(&members.bytes, &self)
     }
 }
+
+extension JSONPatch: JSONWritable {
+    /// Writes the patch as its RFC 6902 array, the text of ``jsonValue`` without building it.
+    public func writeJSON(into bytes: inout [UInt8]) {
+        operations.writeJSON(into: &bytes)
+    }
+}
+
+extension JSONPatch.Operation: JSONWritable {
+    /// `{from?, op, path, value?}`, members in canonical order.
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            switch self {
+            case .move(let from, _), .copy(let from, _): members.add("from", from.description)
+            case .add, .remove, .replace, .test: break
+            }
+            members.add("op", name)
+            members.add("path", path.description)
+            switch self {
+            case .add(_, let value), .replace(_, let value), .test(_, let value): members.add("value", value)
+            case .move, .copy, .remove: break
+            }
+        }
+    }
+}

@@ -143,7 +143,7 @@ public struct VerifyOutcome: MethodResult, Equatable {
                 members.add("mismatch") { bytes in
                     bytes.appendJSONObject { members in
                         members.add("checkpointHash", mismatch.checkpointHash)
-                        members.add("patch", mismatch.patch.jsonValue)
+                        members.add("patch", mismatch.patch)
                         members.add("reason", mismatch.reason)
                         members.add("replayedHash", mismatch.replayedHash)
                         members.add("seq", mismatch.seq)

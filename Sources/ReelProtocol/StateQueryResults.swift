@@ -77,7 +77,7 @@ public struct DiffResult: MethodResult, Equatable {
     }
 
     public func writeJSON(into bytes: inout [UInt8]) {
-        bytes.appendJSONObject { members in members.add("patch", patch.jsonValue) }
+        bytes.appendJSONObject { members in members.add("patch", patch) }
     }
 
     public init(result: JSONValue) throws(RPCError) {
