@@ -12,32 +12,25 @@ extension Method {
     }
 }
 
-/// The params of `digest`: `{path?: "", at?: seq}`, as those of `get`.
+/// The params of `digest`: `{path?: "", at?: seq}`, those of `get`, read as strictly.
 public struct DigestParams: MethodParams {
-    /// The part of the state to fingerprint; the root by default.
-    public var path: JSONPointer
-    /// The seq of the state; `nil` for the latest.
-    public var at: UInt64?
+    /// The part of the state to fingerprint, and the seq (`nil` for the latest).
+    public var state: GetParams
+
+    public var path: JSONPointer { state.path }
+    public var at: UInt64? { state.at }
 
     public init(path: JSONPointer = .root, at: UInt64? = nil) {
-        self.path = path
-        self.at = at
+        state = GetParams(path: path, at: at)
     }
 
     /// - Throws: -32602 for a path that is not a JSON Pointer, an `at` that is not a seq, or an
     ///   unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .digest, allowed: ["path", "at"])
-        path = try reader.pointer("path")
-        at = try reader.seq("at")
+        state = try GetParams(params: params, method: .digest)
     }
 
-    public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [:]
-        if !path.isRoot { members["path"] = .string(path.description) }
-        if let at { members["at"] = JSONValue(seq: at) }
-        return .object(members)
-    }
+    public var jsonValue: JSONValue { state.jsonValue }
 }
 
 /// The `digest` result: `{seq, sha256}`, the SHA-256 of the canonical JSON text of the value at

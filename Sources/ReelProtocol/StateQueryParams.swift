@@ -25,7 +25,12 @@ public struct GetParams: Sendable, Equatable {
     /// - Throws: -32602 for a path that is not a JSON Pointer, an `at` that is not a seq, or an
     ///   unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .get, allowed: ["path", "at"])
+        try self.init(params: params, method: .get)
+    }
+
+    /// Reads the params of a method that takes those of `get` (`digest`), naming it in errors.
+    init(params: JSONValue?, method: MethodName) throws(RPCError) {
+        let reader = try ParamsReader(params, method: method, allowed: ["path", "at"])
         path = try reader.pointer("path")
         at = try reader.seq("at")
     }
