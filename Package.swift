@@ -167,6 +167,15 @@ let package = Package(
             ],
             path: "Tools/ReelBench"
         ),
+        // Load on a running reeld, as redis-benchmark puts on Redis: Tools/vs-redis compares the two.
+        .executableTarget(
+            name: "reel-load",
+            dependencies: [
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/ReelLoad"
+        ),
         // Every parser of untrusted bytes as a function of one input; see Tools/Fuzz.
         .target(
             name: "ReelFuzzTargets",

@@ -1,0 +1,174 @@
+import ArgumentParser
+import Foundation
+import Histogram
+
+/// Drives a running `reeld` the way `redis-benchmark` drives Redis, so the two can be compared in
+/// one run: N connections, each keeping up to `pipeline` dispatches in flight, every one a `set`
+/// of a payload of the given size. One thread and `poll(2)`, as redis-benchmark does, so the load
+/// generator costs little CPU next to the server it measures.
+///
+/// Prints one JSON line: `{"requests", "errors", "seconds", "perSecond", "p50Ms", "p99Ms", "maxMs"}`.
+@main
+struct ReelLoad: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reel-load",
+        abstract: "Dispatch load over reeld's socket: connections × pipeline depth, with latency percentiles."
+    )
+
+    @Option(help: "The daemon's socket.") var socket: String
+    @Option(help: "Connections, each its own peer.") var connections = 1
+    @Option(help: "Dispatches in flight per connection.") var pipeline = 1
+    @Option(help: "Bytes of the value each action sets.") var payloadBytes = 200
+    @Option(help: "Dispatches in all (spread over the connections).") var requests = 10_000
+
+    mutating func validate() throws {
+        guard connections > 0, pipeline > 0, requests >= connections, payloadBytes >= 0 else {
+            throw ValidationError("connections, pipeline and requests must be positive, requests at least one per connection")
+        }
+    }
+
+    func run() throws {
+        let value = String(repeating: "x", count: payloadBytes)
+        var peers: [Peer] = []
+        for index in 0..<connections {
+            let share = requests / connections + (index < requests % connections ? 1 : 0)
+            peers.append(try Peer(socket: socket, index: index, value: value, count: share))
+        }
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        var errors = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        var descriptors = peers.map { pollfd(fd: $0.fd, events: 0, revents: 0) }
+        var open = peers.count
+        while open > 0 {
+            for index in peers.indices {
+                peers[index].fill(pipeline: pipeline)
+                descriptors[index].events = Int16(POLLIN) | (peers[index].wantsToWrite ? Int16(POLLOUT) : 0)
+                descriptors[index].revents = 0
+                if peers[index].isDone { descriptors[index].fd = -1 }
+            }
+            guard poll(&descriptors, nfds_t(descriptors.count), 10_000) > 0 else {
+                throw ValidationError("no answer from \(socket) for 10 s")
+            }
+            for index in peers.indices where descriptors[index].revents != 0 {
+                if descriptors[index].revents & Int16(POLLOUT) != 0 { try peers[index].write() }
+                if descriptors[index].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    for answer in try peers[index].read() {
+                        histogram.record(now - answer.sentAt)
+                        if !answer.succeeded { errors += 1 }
+                    }
+                    if peers[index].isDone { open -= 1 }
+                }
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        func ms(_ percentile: Double) -> Double { Double(histogram.valueAtPercentile(percentile)) / 1e6 }
+        let summary: [String: Double] = [
+            "requests": Double(requests), "errors": Double(errors), "seconds": seconds,
+            "perSecond": Double(requests) / seconds, "p50Ms": ms(50), "p99Ms": ms(99), "maxMs": Double(histogram.max) / 1e6,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+        for peer in peers { close(peer.fd) }
+        if errors > 0 { throw ExitCode(1) }
+    }
+}
+
+/// One connection: the requests it still has to send, the times its requests in flight were sent.
+struct Peer {
+    struct Answer {
+        var sentAt: UInt64
+        var succeeded: Bool
+    }
+
+    let fd: Int32
+    private let prefix: [UInt8]
+    private let suffix: [UInt8]
+    private let value: [UInt8]
+    private var unsent: Int
+    private var unanswered = 0
+    private var nextID = 0
+    private var outgoing: [UInt8] = []
+    private var sentAt: [UInt64] = []  // a queue: answers come in request order
+    private var firstUnanswered = 0
+    private var incoming: [UInt8] = []
+
+    init(socket path: String, index: Int, value: String, count: Int) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard fd >= 0, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw ValidationError("cannot make a socket for \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+            buffer[bytes.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { throw ValidationError("cannot connect to \(path): \(String(cString: strerror(errno)))") }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        self.fd = fd
+        prefix = Array(#"{"jsonrpc":"2.0","method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/c\#(index)","value":""#.utf8)
+        suffix = Array(#""}}},"id":"#.utf8)
+        unsent = count
+        self.value = Array(value.utf8)
+    }
+
+    var isDone: Bool { unsent == 0 && unanswered == 0 }
+    var wantsToWrite: Bool { !outgoing.isEmpty }
+
+    /// Queues requests up to the pipeline depth.
+    mutating func fill(pipeline: Int) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        while unsent > 0 && unanswered < pipeline {
+            outgoing += prefix
+            outgoing += value
+            outgoing += suffix
+            outgoing += Array(String(nextID).utf8)
+            outgoing += Array("}\n".utf8)
+            nextID += 1
+            unsent -= 1
+            unanswered += 1
+            sentAt.append(now)
+        }
+    }
+
+    mutating func write() throws {
+        let written = outgoing.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if written > 0 {
+            outgoing.removeFirst(written)
+        } else if written < 0 && errno != EAGAIN && errno != EINTR {
+            throw ValidationError("write failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Reads what is there; one answer per complete line.
+    mutating func read() throws -> [Answer] {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if count == 0 { throw ValidationError("the daemon closed a connection with \(unanswered) answers owed") }
+        if count < 0 {
+            if errno == EAGAIN || errno == EINTR { return [] }
+            throw ValidationError("read failed: \(String(cString: strerror(errno)))")
+        }
+        incoming += buffer[0..<count]
+        var answers: [Answer] = []
+        while let newline = incoming.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = incoming[..<newline]
+            // A success answer of dispatch: {"jsonrpc":"2.0","id":N,"result":{"seq":…}}.
+            let succeeded = line.firstRange(of: Array(#""result":"#.utf8)) != nil
+            answers.append(Answer(sentAt: sentAt[firstUnanswered], succeeded: succeeded))
+            firstUnanswered += 1
+            unanswered -= 1
+            incoming.removeSubrange(...newline)
+        }
+        if firstUnanswered > 4096 {
+            sentAt.removeFirst(firstUnanswered)
+            firstUnanswered = 0
+        }
+        return answers
+    }
+}
