@@ -119,11 +119,20 @@ public struct MethodHandler<State: StoreState>: Sendable {
 
     /// The `dispatch` result (or error) once the submitted actions are durable or refused.
     public func response(to params: DispatchParams, ticket: DispatchTicket) async -> Result<any MethodResult, RPCError> {
+        let outcome: DispatchTicket.Outcome
         do {
-            let result = try await ticket.result()
-            return .success(DispatchOutcome(seqs: result.seqs, duplicate: result.duplicate, batch: params.isBatch))
+            outcome = .success(try await ticket.result())
         } catch {
-            return .failure(RPCError(error, expectedSeq: params.expectedSeq))
+            outcome = .failure(error)
+        }
+        return Self.response(to: params, outcome: outcome)
+    }
+
+    /// The `dispatch` result (or error) for a settled dispatch.
+    public static func response(to params: DispatchParams, outcome: DispatchTicket.Outcome) -> Result<any MethodResult, RPCError> {
+        switch outcome {
+        case .success(let result): .success(DispatchOutcome(seqs: result.seqs, duplicate: result.duplicate, batch: params.isBatch))
+        case .failure(let error): .failure(RPCError(error, expectedSeq: params.expectedSeq))
         }
     }
 

@@ -66,8 +66,10 @@ struct ServerConnection<State: StoreState>: Sendable {
                 case .dispatch(let id, let params):
                     let ticket = handler.submit(params, peer: peer)
                     router.noteDispatched(ticket)
-                    group.addTask {
-                        outbox.fill(slot, with: Self.encode(id, await handler.response(to: params, ticket: ticket)))
+                    // Answered from the writer thread as the commit settles it: no task per
+                    // dispatch, and no wake-up but the connection writer's.
+                    ticket.onSettled { outcome in
+                        outbox.fill(slot, with: Self.encode(id, MethodHandler<State>.response(to: params, outcome: outcome)))
                     }
                 case .subscribe(let id, let params, let barrier):
                     await Self.settle(barrier)

@@ -3,9 +3,11 @@ import Synchronization
 /// A dispatch handed to the writer, whose outcome comes later: lets a caller fix the order of
 /// several dispatches (they get seqs in the order they were submitted) and await them apart.
 ///
-/// Any number of tasks may wait on one ticket.
+/// Any number of tasks may wait on one ticket, and any number of callbacks be told.
 public final class DispatchTicket: Sendable {
-    private let state = Mutex<(result: Result<DispatchResult, StoreError>?, waiters: [CheckedContinuation<Result<DispatchResult, StoreError>, Never>])>((nil, []))
+    public typealias Outcome = Result<DispatchResult, StoreError>
+
+    private let state = Mutex<(result: Outcome?, waiters: [@Sendable (Outcome) -> Void])>((nil, []))
 
     init() {}
 
@@ -13,13 +15,13 @@ public final class DispatchTicket: Sendable {
         state.withLock { $0.result = .failure(error) }
     }
 
-    func resolve(_ result: Result<DispatchResult, StoreError>) {
+    func resolve(_ result: Outcome) {
         let waiters = state.withLock { state in
             state.result = result
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume(returning: result) }
+        for waiter in waiters { waiter(result) }
     }
 
     /// Whether the outcome is known.
@@ -27,13 +29,22 @@ public final class DispatchTicket: Sendable {
 
     /// The outcome, once the actions are durable (or refused).
     public func result() async throws(StoreError) -> DispatchResult {
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<DispatchResult, StoreError>, Never>) in
-            let known = state.withLock { state in
-                if state.result == nil { state.waiters.append(continuation) }
-                return state.result
-            }
-            if let known { continuation.resume(returning: known) }
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            onSettled { continuation.resume(returning: $0) }
         }
         return try outcome.get()
+    }
+
+    /// Calls `body` with the outcome once it is known: at once, on the caller's thread, when it is
+    /// known already; otherwise on the store's writer thread, right after the commit. The writer
+    /// waits for `body`, so it must be short — encode an answer and hand it on — and must not
+    /// wait for anything. No task is made and none is woken: this is the path of an answer that
+    /// costs the fewest hops.
+    public func onSettled(_ body: @escaping @Sendable (Outcome) -> Void) {
+        let known = state.withLock { state in
+            if state.result == nil { state.waiters.append(body) }
+            return state.result
+        }
+        if let known { body(known) }
     }
 }
