@@ -11,6 +11,8 @@ final class Outbox: Sendable {
     private struct Locked {
         var machine: ConnectionStateMachine
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var hadASubscription = false
+        var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state: Mutex<Locked>
@@ -53,7 +55,40 @@ final class Outbox: Sendable {
     /// Registers a subscription (inactive until its answer is written).
     /// - Returns: `false` when the connection already has `limit` subscriptions.
     func add(_ subscription: Subscription, limit: Int) -> Bool {
-        state.withLock { $0.machine.add(subscription, limit: limit) }
+        let (added, waiters) = state.withLock { state in
+            guard state.machine.add(subscription, limit: limit) else { return (false, [CheckedContinuation<Void, Never>]()) }
+            state.hadASubscription = true
+            defer { state.subscriptionWaiters = [] }
+            return (true, state.subscriptionWaiters)
+        }
+        for waiter in waiters { waiter.resume() }
+        return added
+    }
+
+    /// Returns once the connection has had a subscription, or has ended (or the task is
+    /// cancelled): until then, commits are none of the connection's business, and watching them
+    /// would wake it for nothing after every commit.
+    func untilFirstSubscription() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = state.withLock { state in
+                    guard !state.hadASubscription, !state.machine.writerStopped, !Task.isCancelled else { return false }
+                    state.subscriptionWaiters.append(continuation)
+                    return true
+                }
+                if !waiting { continuation.resume() }
+            }
+        } onCancel: {
+            releaseSubscriptionWaiters()
+        }
+    }
+
+    private func releaseSubscriptionWaiters() {
+        let waiters = state.withLock { state in
+            defer { state.subscriptionWaiters = [] }
+            return state.subscriptionWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Forgets a subscription. Returns whether it existed.
@@ -79,6 +114,7 @@ final class Outbox: Sendable {
             return state.roomWaiters
         }
         for waiter in waiters { waiter.resume() }
+        releaseSubscriptionWaiters()
         wakeups.finish()
     }
 

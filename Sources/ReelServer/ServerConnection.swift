@@ -26,6 +26,11 @@ struct ServerConnection<State: StoreState>: Sendable {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         // Every commit may change a subscribed slice: wake the writer (coalesced).
+                        // Not before there is one: most connections only dispatch and read. (The
+                        // stream starts with the latest seq, so a commit that came before it is
+                        // not missed.)
+                        await outbox.untilFirstSubscription()
+                        guard !Task.isCancelled else { return }
                         for await _ in store.commits() { outbox.wake() }
                     }
                     group.addTask {
