@@ -28,9 +28,21 @@ struct UpdateWriter<State: StoreState>: Sendable {
     private func drain() async throws -> Bool {
         while true {
             let (slots, drained) = outbox.takeReady()
-            for slot in slots {
-                try await outbound.write(ByteBuffer(bytes: slot.bytes!))
-                if slot.closesConnection { return true }
+            if !slots.isEmpty {
+                // Every answer ready now in one write: one hop to the event loop and one flush for
+                // all the acknowledgements a commit settled, not one per answer.
+                var buffer = ByteBuffer()
+                buffer.reserveCapacity(slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
+                var closes = false
+                for slot in slots {
+                    buffer.writeBytes(slot.bytes!)
+                    if slot.closesConnection {
+                        closes = true
+                        break
+                    }
+                }
+                try await outbound.write(buffer)
+                if closes { return true }
             }
             if drained { return true }
             let updated = try await writeUpdates()
