@@ -128,6 +128,17 @@ static void handle_fault(int signal, siginfo_t *info, void *context) {
     _exit(74);
 }
 
+void reel_lmdb_assert(MDB_env *env, const char *message) {
+    (void)env;
+    if (recovery != NULL) siglongjmp(*recovery, 1);  // a guarded read: abandon it, not the process
+    if (inside_lmdb == 0) return;
+    write_text(guard_message);
+    write_text(" (LMDB: ");
+    write_text(message);
+    write_text(")\n");
+    _exit(74);
+}
+
 void reel_fault_guard_install(const char *message) {
     guard_message = message;
     struct sigaction action;

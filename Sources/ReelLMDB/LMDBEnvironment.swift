@@ -142,6 +142,9 @@ public final class LMDBEnvironment: Sendable {
         var created: OpaquePointer?
         try LMDBError.check(mdb_env_create(&created), "mdb_env_create")
         guard let env = created else { throw LMDBError(code: .outOfMemory, operation: "mdb_env_create") }
+        // An assertion LMDB makes on a damaged page becomes a corrupted-data error in a read, not
+        // an abort (see reel_lmdb_assert). Fails only where liblmdb was built without asserts.
+        _ = mdb_env_set_assert(env, reel_lmdb_assert)
         do {
             try LMDBError.check(mdb_env_set_maxreaders(env, UInt32(clamping: options.maxReaders)),
                                 "mdb_env_set_maxreaders")

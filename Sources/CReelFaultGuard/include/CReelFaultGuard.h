@@ -31,6 +31,13 @@ void reel_fault_guard_install(const char *message);
 int reel_guarded_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 int reel_guarded_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 
+/// LMDB's assertion callback (`mdb_env_set_assert`): LMDB asserts on page invariants a damaged
+/// file breaks (`IS_LEAF(mp)` in `mdb_cursor_next`, found by the bit-flip test) and then aborts.
+/// Inside a guarded read the assertion abandons the read, as a fault does (`REEL_LMDB_FAULTED`);
+/// inside another LMDB call it ends the process with the guard's message and exit status 74;
+/// elsewhere it returns, and LMDB prints the assertion and aborts as before.
+void reel_lmdb_assert(MDB_env *env, const char *message);
+
 /// Marks the calling thread as inside an LMDB call that reads pages, until the matching leave.
 void reel_fault_guard_enter(void);
 void reel_fault_guard_leave(void);
