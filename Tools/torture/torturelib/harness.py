@@ -184,6 +184,7 @@ class Workload:
         self.ack_seqs = []       # every acked seq (to check uniqueness)
         self.errors = []         # (identity, code, message, send_time)
         self.unexpected = []     # strings: protocol surprises
+        self.writer_exits = []   # why writers stopped early: the daemon closed, or sent what does not parse
         self.sent = 0
         self.in_flight = 0
         self.stop = threading.Event()
@@ -285,8 +286,10 @@ class Workload:
                     with self.lock:
                         self.in_flight -= 1
                     self._record_answer(msg, actions, key, sent_at, resend)
-        except (OSError, ConnectionError, ValueError):
-            pass  # the daemon died or closed: what was acked is recorded
+        except (OSError, ConnectionError, ValueError) as e:
+            # The daemon died or closed: what was acked is recorded.
+            with self.lock:
+                self.writer_exits.append("writer %d after %d: %r" % (w, n, e))
         finally:
             if conn:
                 conn.close()

@@ -425,8 +425,9 @@ def crash_point_trial(env, point, seed):
     if daemon.proc.poll() is None:
         daemon.stop()
         wl.finish()
+        why = "; ".join(wl.writer_exits[:2] + ["error %s: %s" % (c, m) for _, c, m, _ in wl.errors[:2]])
         return H.Outcome(H.Outcome.FAIL, "not reached: the daemon did not die within %d dispatches "
-                         "(is the REEL_CRASH_POINT hook in this build?)" % wl.sent), d
+                         "(is the REEL_CRASH_POINT hook in this build?) %s" % (wl.sent, why)), d
     rc = daemon.proc.wait()
     daemon.stderr.close()
     wl.finish()
