@@ -20,6 +20,7 @@ struct ReelLoad: ParsableCommand {
     @Option(help: "Dispatches in flight per connection.") var pipeline = 1
     @Option(help: "Bytes of the value each action sets.") var payloadBytes = 200
     @Option(help: "Dispatches in all (spread over the connections).") var requests = 10_000
+    @Flag(help: "Give every dispatch an idempotency key (a retry-safe client).") var idempotencyKeys = false
 
     mutating func validate() throws {
         guard connections > 0, pipeline > 0, requests >= connections, payloadBytes >= 0 else {
@@ -32,7 +33,7 @@ struct ReelLoad: ParsableCommand {
         var peers: [Peer] = []
         for index in 0..<connections {
             let share = requests / connections + (index < requests % connections ? 1 : 0)
-            peers.append(try Peer(socket: socket, index: index, value: value, count: share))
+            peers.append(try Peer(socket: socket, index: index, value: value, count: share, keyed: idempotencyKeys))
         }
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var errors = 0
@@ -85,6 +86,7 @@ struct Peer {
     private let prefix: [UInt8]
     private let suffix: [UInt8]
     private let value: [UInt8]
+    private let keyed: Bool
     private var unsent: Int
     private var unanswered = 0
     private var nextID = 0
@@ -93,7 +95,7 @@ struct Peer {
     private var firstUnanswered = 0
     private var incoming: [UInt8] = []
 
-    init(socket path: String, index: Int, value: String, count: Int) throws {
+    init(socket path: String, index: Int, value: String, count: Int, keyed: Bool) throws {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -112,7 +114,9 @@ struct Peer {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         self.fd = fd
         prefix = Array(#"{"jsonrpc":"2.0","method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/c\#(index)","value":""#.utf8)
-        suffix = Array(#""}}},"id":"#.utf8)
+        // With keys: "idempotencyKey":"k<connection>-<id>", the id following as the request's own.
+        suffix = Array((keyed ? #""}},"idempotencyKey":"k\#(index)-"# : #""}}},"id":"#).utf8)
+        self.keyed = keyed
         unsent = count
         self.value = Array(value.utf8)
     }
@@ -127,7 +131,12 @@ struct Peer {
             outgoing += prefix
             outgoing += value
             outgoing += suffix
-            outgoing += Array(String(nextID).utf8)
+            let id = Array(String(nextID).utf8)
+            outgoing += id
+            if keyed {
+                outgoing += Array(#""},"id":"#.utf8)
+                outgoing += id
+            }
             outgoing += Array("}\n".utf8)
             nextID += 1
             unsent -= 1
