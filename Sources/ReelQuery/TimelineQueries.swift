@@ -62,11 +62,7 @@ public struct TimelineQueries<State: StoreState>: Sendable {
 
     /// The digest of a value: SHA-256 of its canonical JSON text, as `get` would send it.
     public static func digest(_ value: JSONValue, seq: UInt64) -> DigestResult {
-        let hash = SHA256.hash(data: value.serialized())
-        return DigestResult(seq: seq, sha256: hash.map { byte in
-            let digits = String(byte, radix: 16)
-            return byte < 16 ? "0" + digits : digits
-        }.joined())
+        DigestResult(seq: seq, sha256: Checkpoint.hex(SHA256.hash(data: value.serialized())))
     }
 
     /// `bisect`: the first seq at which the condition holds.

@@ -42,7 +42,13 @@ public struct Checkpoint: Sendable {
     public var isIntact: Bool { Self.hash(of: stateBytes) == hash }
 
     /// The hash as lowercase hex, for people and logs.
-    public var hashHex: String { hash.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
+    public var hashHex: String { Self.hex(hash) }
+
+    /// Bytes (a hash) as lowercase hex, two digits each: how checkpoint hashes, `verify` and
+    /// `digest` show SHA-256 digests.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
 
     /// Decodes the state.
     ///

@@ -146,7 +146,7 @@ extension Timeline {
         guard let stored else {
             throw StoreError(.storage, "the checkpoint at seq \(header.seq) disappeared during verification")
         }
-        let replayedHex = replayedHash.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let replayedHex = Checkpoint.hex(replayedHash)
         guard stored.isIntact else {
             return VerifyMismatch(
                 seq: header.seq, reason: "the checkpoint's bytes do not match its own hash (damaged on disk)",
