@@ -68,13 +68,7 @@ public struct MethodHandler<State: StoreState>: Sendable {
         case .hello:
             return ServerHello(version: serverVersion, seq: store.snapshot.seq, reducer: store.definition.identity)
         case .get(let params):
-            guard params.at != nil else {
-                // Now: the state in memory, no read transaction.
-                let snapshot = store.snapshot
-                return Snapshot(seq: snapshot.seq, value: try Self.wire { () throws(StoreError) in
-                    try Timeline<State>.slice(snapshot.state, path: params.path, seq: snapshot.seq)
-                })
-            }
+            guard params.at != nil else { return try sliceNow(params.path) }
             return try await query { () throws(StoreError) in try queries.get(params) }
         case .history(let params):
             return try await query { () throws(StoreError) in try queries.history(params) }
@@ -101,14 +95,19 @@ public struct MethodHandler<State: StoreState>: Sendable {
             return try await query { () throws(StoreError) in try queries.bisect(params) }
         case .digest(let params):
             guard params.at != nil else {
-                // Now: the state in memory, no read transaction.
-                let snapshot = store.snapshot
-                return try Self.wire { () throws(StoreError) in
-                    TimelineQueries<State>.digest(try Timeline<State>.slice(snapshot.state, path: params.path, seq: snapshot.seq), seq: snapshot.seq)
-                }
+                let now = try sliceNow(params.path)
+                return TimelineQueries<State>.digest(now.value, seq: now.seq)
             }
             return try await query { () throws(StoreError) in try queries.digest(params) }
         }
+    }
+
+    /// The value at `path` now: the published state in memory, no read transaction.
+    private func sliceNow(_ path: JSONPointer) throws(RPCError) -> Snapshot<JSONValue> {
+        let snapshot = store.snapshot
+        return Snapshot(seq: snapshot.seq, value: try Self.wire { () throws(StoreError) in
+            try Timeline<State>.slice(snapshot.state, path: path, seq: snapshot.seq)
+        })
     }
 
     /// Hands a dispatch to the store now, so that dispatches keep the order they were read in.
