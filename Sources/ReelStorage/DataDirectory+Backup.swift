@@ -37,13 +37,16 @@ extension DataDirectory {
         } catch {
             // Leave the destination as it was found: a half-written copy is worse than none, and
             // would make the next attempt fail with "not empty".
-            for name in ["data.mdb", "lock.mdb"] { unlink(destination + "/" + name) }
+            for name in ["data.mdb", "lock.mdb", JournalFile.name] { unlink(destination + "/" + name) }
             if created { rmdir(destination) }
             throw error
         }
     }
 
     private func copy(to destination: String) throws(StorageError) -> BackupReport {
+        // The journal before LMDB: whatever the applier moves meanwhile is then in the LMDB copy,
+        // and the copy's journal continues it (opening the copy moves the rest into LMDB).
+        let journal = try JournalFile.contents(ofDirectory: path)
         do {
             try env.copy(to: destination, compact: true)
         } catch {
@@ -53,10 +56,26 @@ extension DataDirectory {
         guard chmod(dataFile, 0o600) == 0 else {
             throw StorageError(.io, "backup to \(destination): cannot make \(dataFile) owner-only: \(String(cString: strerror(errno)))")
         }
+        if let journal { try Self.writeFile(destination + "/" + JournalFile.name, journal) }
         var info = stat()
         let bytes = stat(dataFile, &info) == 0 ? Int64(info.st_size) : 0
         let copy = try DataDirectory(path: destination, reducerName: nil, options: Options(readOnly: true))
         return BackupReport(path: destination, seq: try copy.latestSeq(), bytes: bytes)
+    }
+
+    /// Writes a new owner-only file and syncs it.
+    private static func writeFile(_ path: String, _ bytes: [UInt8]) throws(StorageError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw JournalFile.error("cannot create \(path)") }
+        defer { close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw JournalFile.error("cannot write \(path)") }
+            done += count
+        }
+        guard fsync(fd) == 0 else { throw JournalFile.error("cannot sync \(path)") }
     }
 
     /// Creates `path` with mode 0700, or takes an existing empty directory and sets it to 0700.

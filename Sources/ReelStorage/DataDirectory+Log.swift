@@ -87,28 +87,36 @@ extension DataDirectory {
         guard !isReadOnly else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
         guard !batch.isEmpty else { return }
         // Encode before the transaction: the body may run again after the map grows.
-        let records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
-        let dedupRecords = batch.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
-        let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
+        try commit(EncodedBatch(batch))
+    }
+
+    func commit(_ batch: EncodedBatch) throws(StorageError) {
+        try Self.commit(batch, env: env, databases: (log, dedup, checkpoints))
+    }
+
+    static func commit(
+        _ batch: EncodedBatch, env: LMDBEnvironment, databases: (log: LMDBDatabase, dedup: LMDBDatabase, checkpoints: LMDBDatabase)
+    ) throws(StorageError) {
+        let (log, dedup, checkpoints) = databases
         do {
             try env.write { txn in
-                if let first = records.first {
+                if let first = batch.records.first {
                     let latest = try Self.latestSeq(txn, log)
                     guard first.seq == latest + 1 else {
                         throw StorageError(.invalidWrite, "cannot append seq \(first.seq): the log ends at \(latest)")
                     }
                 }
-                for record in records {
+                for record in batch.records {
                     try txn.put(record.bytes, forKey: record.seq, in: log, append: true)
                 }
-                for record in dedupRecords {
+                for record in batch.dedup {
                     try txn.put(record.value, forKey: record.key, in: dedup)
                 }
-                for record in checkpointRecords {
+                for record in batch.checkpoints {
                     try txn.put(record.bytes, forKey: record.seq, in: checkpoints, append: false)
                 }
-                if !records.isEmpty { CrashPoint.commitInside.reach() }
-                if !checkpointRecords.isEmpty { CrashPoint.checkpointCommit.reach() }
+                if !batch.records.isEmpty { CrashPoint.commitInside.reach() }
+                if !batch.checkpoints.isEmpty { CrashPoint.checkpointCommit.reach() }
             }
         } catch {
             throw Self.wrap(error, "commit failed")
@@ -117,8 +125,9 @@ extension DataDirectory {
 
     /// The seq of the newest logged action; 0 for an empty log.
     public func latestSeq() throws(StorageError) -> UInt64 {
+        let acked = tail.withLock { $0 }  // before the transaction: see AckedTail
         do {
-            return try env.read { txn in try Self.latestSeq(txn, log) }
+            return max(acked.lastSeq, try env.read { txn in try Self.latestSeq(txn, log) })
         } catch {
             throw Self.wrap(error, "cannot read the log")
         }
@@ -161,6 +170,7 @@ extension DataDirectory {
 
     /// The action logged at `seq`, or `nil` when there is none.
     public func envelope(at seq: UInt64) throws(StorageError) -> ActionEnvelope? {
+        if let acked = tail.withLock({ $0.envelope(at: seq) }) { return acked }
         do {
             return try env.read { txn in
                 try txn.withValue(forKey: seq, in: log) { value in
@@ -180,9 +190,11 @@ extension DataDirectory {
         from first: UInt64, through last: UInt64 = .max, _ body: (ActionEnvelope) throws -> Bool
     ) throws {
         guard first <= last else { return }
+        let acked = tail.withLock { $0 }  // before the transaction: see AckedTail
+        var expected = max(first, 1)
+        var stopped = false
         do {
             try env.read { txn in
-                var expected = max(first, 1)
                 try txn.forEach(in: log, from: first) { key, value in
                     let seq = try Self.decodeSeq(key, log)
                     // Seqs have no gaps: until `last`, any other key is a lost or garbled one
@@ -196,16 +208,20 @@ extension DataDirectory {
                     let envelope = try value.withUnsafeBytes { bytes throws(StorageError) in
                         try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: acceptsLegacyRecords)
                     }
-                    return try body(envelope)
+                    stopped = try !body(envelope)
+                    return !stopped
                 }
             }
         } catch let error as LMDBError {
             throw Self.wrap(error, "cannot read the log")
         }
+        guard !stopped, expected <= last else { return }
+        _ = try acked.forEach(from: expected, through: last, body)
     }
 
     /// The seqs an idempotency key was given, or `nil` when it was never used.
     public func dedupRecord(forKey key: String) throws(StorageError) -> DedupRecord? {
+        if let journaled = journal?.key(key) { return journaled }
         do {
             return try env.read { txn in
                 try txn.withValue(forKey: Array(key.utf8), in: dedup) { value in

@@ -8,6 +8,7 @@ import Darwin
 import ReelCore
 import ReelJSON
 import ReelLMDB
+import Synchronization
 
 /// A Reel data directory: one LMDB environment holding the action log, checkpoints, idempotency
 /// keys and metadata. This is the narrow storage interface the store engine and the time-travel
@@ -42,6 +43,12 @@ public final class DataDirectory: Sendable {
         /// `false` skips fsync at commit: for benchmarks and throwaway tests only, never for data
         /// anyone wants to keep.
         public var durable: Bool = true
+        /// How long (in seconds) acknowledged groups wait in the journal before LMDB receives them, in one
+        /// commit of many groups. Longer means fewer LMDB commits competing with the journal's
+        /// syncs; tests make it long to see the journal alone at work.
+        public var journalApplyDelay: Double = 0.020
+        /// The journal's size before writing goes back to its start (once LMDB holds everything).
+        public var journalCycleSize: Int = 64 << 20
 
         public init(readOnly: Bool = false, initialMapSize: Int = 64 << 20, maxMapSize: Int = 1 << 40, durable: Bool = true) {
             self.readOnly = readOnly
@@ -62,12 +69,19 @@ public final class DataDirectory: Sendable {
     public let acceptsLegacyRecords: Bool
     /// The number of records rewritten with checksums when a format-1 directory was opened.
     public let upgradedRecords: Int
+    /// Acknowledged actions found in the journal but not yet in LMDB when the directory was
+    /// opened for writing, and moved into LMDB then (after a crash or a kill).
+    public let journalActionsRecovered: Int
 
     let env: LMDBEnvironment
     let log: LMDBDatabase
     let checkpoints: LMDBDatabase
     let dedup: LMDBDatabase
     let meta: LMDBDatabase
+    /// The journal's write side; `nil` for a read-only handle.
+    let journal: Journal?
+    /// Acknowledged actions not yet in LMDB (see ``appendDurably(_:)``).
+    let tail: Mutex<AckedTail>
 
     /// Opens a data directory, creating it (unless read-only) when it does not exist.
     ///
@@ -92,7 +106,8 @@ public final class DataDirectory: Sendable {
     /// first commit's sync could leave them torn: a directory that refuses to open.
     private static func create(at path: String, reducerName: String?, options: Options) throws(StorageError) {
         let staging = path + "/.reel-creating"
-        for name in ["data.mdb", "lock.mdb"] { unlink(staging + "/" + name) }  // a creation cut short
+        let leftovers = ["data.mdb", "lock.mdb", JournalFile.name]
+        for name in leftovers { unlink(staging + "/" + name) }  // a creation cut short
         rmdir(staging)
         _ = try DataDirectory(opening: staging, reducerName: reducerName, options: options)
         guard rename(staging + "/data.mdb", path + "/data.mdb") == 0 else {
@@ -103,7 +118,7 @@ public final class DataDirectory: Sendable {
         guard directory >= 0, !options.durable || fsync(directory) == 0 else {
             throw StorageError(.io, "cannot sync \(path) after creating its data file: \(String(cString: strerror(errno)))")
         }
-        unlink(staging + "/lock.mdb")
+        for name in leftovers { unlink(staging + "/" + name) }  // (the empty journal: made again below)
         rmdir(staging)
     }
 
@@ -145,6 +160,33 @@ public final class DataDirectory: Sendable {
         self.metadata = metadata
         self.upgradedRecords = upgraded
         acceptsLegacyRecords = metadata.formatVersion == "1"
+        let (env, log) = (env, log)
+        let latest = { () throws(StorageError) -> UInt64 in
+            do {
+                return try env.read { txn in try Self.latestSeq(txn, log) }
+            } catch {
+                throw Self.wrap(error, "cannot read the log")
+            }
+        }
+        if options.readOnly {
+            journal = nil
+            journalActionsRecovered = 0
+            tail = Mutex(try Self.loadTail(path: path, latest: latest))
+        } else {
+            let databases = (log: log, dedup: self.dedup, checkpoints: self.checkpoints)
+            let (journal, recovered) = try Self.replayJournal(path: path, options: options, latest: try latest()) {
+                (batch) throws(StorageError) in try Self.commit(batch, env: env, databases: databases)
+            }
+            self.journal = journal
+            journalActionsRecovered = recovered
+            tail = Mutex(AckedTail(applied: try latest()))
+        }
+    }
+
+    deinit {
+        // The applier (if it ran) holds the directory only while it commits; it ends now. What
+        // it had not moved into LMDB stays in the journal, durable, for the next open.
+        journal?.stopSoon()
     }
 
     private static func openError(_ error: LMDBError, path: String, readOnly: Bool) -> StorageError {

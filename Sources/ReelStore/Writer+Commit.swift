@@ -74,7 +74,7 @@ extension Writer {
         if !batch.isEmpty {
             CrashPoint.commitBefore.reach()
             do {
-                try directory.commit(batch)
+                try directory.appendDurably(batch)
             } catch {
                 failCommit(error, pending: pending, refused: refused)
                 return

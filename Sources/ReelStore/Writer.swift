@@ -97,6 +97,13 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         queue.close()
         await exited.wait()
         watchers.finish()
+        do {
+            try directory.closeJournal()
+        } catch {
+            // Durable all the same: the next open moves them into LMDB.
+            logger.error("acknowledged actions stay in the journal until the next open: \(error.message)")
+            return
+        }
         checkpointEncoder.sync {}  // let an encode in flight land in the queue
         var checkpoints = queue.takeCheckpoints()
         let written = shared.withLock { $0.statistics.lastCheckpointSeq }

@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelJSON
 import ReelProtocol
+import ReelStorage
 import ReelStore
 
 /// `reel import FILE --data-dir NEW`: build a new data directory from exported actions.
@@ -26,9 +27,9 @@ struct ImportCommand: AsyncParsableCommand {
     func run() async throws {
         let printer = output.printer
         let existed = FileManager.default.fileExists(atPath: dataDir)
-        // An empty data directory (LMDB's two files, no action) is taken; anything else is not.
+        // An empty data directory (LMDB's two files and the journal, no action) is taken; anything else is not.
         if existed, let entries = try? FileManager.default.contentsOfDirectory(atPath: dataDir),
-            entries.contains(where: { $0 != "data.mdb" && $0 != "lock.mdb" })
+            entries.contains(where: { !["data.mdb", "lock.mdb", DataDirectory.journalFileName].contains($0) })
         {
             throw ToolError("\(dataDir) is not empty: import only builds a new data directory (choose a new path)")
         }

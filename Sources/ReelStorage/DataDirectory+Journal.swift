@@ -1,0 +1,190 @@
+import Foundation
+import ReelCore
+import ReelCrashPoints
+import Synchronization
+
+/// One sync per acknowledgement: a group of dispatches is durable once its record is in the
+/// journal and synced (``appendDurably(_:)``); LMDB receives the groups later, many per commit,
+/// from a thread of its own, with its usual two syncs, off the acknowledgement path. LMDB is never
+/// run unsynced: its copy-on-write pages are reused as soon as a synced meta page no longer
+/// refers to them, so an unsynced LMDB can be corrupt after a power cut, not merely behind.
+///
+/// Until LMDB holds them, the acknowledged actions are served from memory (``AckedTail``), so
+/// every reader sees each one once it is acknowledged and none before. Opening for writing first
+/// moves whatever the journal holds past LMDB's last seq into LMDB; opening read-only (`reel
+/// --data-dir` beside a running daemon) reads that part of the journal into the tail instead.
+extension DataDirectory {
+    /// The journal's file name in a data directory.
+    public static let journalFileName = JournalFile.name
+
+    /// Appends a group durably: when this returns, its actions are on disk and readers see them.
+    /// When it throws, nothing of the group is durable and no reader sees it. For the store's
+    /// writer thread, one caller at a time; a batch with only checkpoints goes straight to LMDB's
+    /// queue.
+    ///
+    /// - Throws: ``StorageError`` `.full` when the disk (or the data file's maximum size) is
+    ///   full, `.io` after an I/O error (then every later append fails until the directory is
+    ///   reopened), `.invalidWrite` for a read-only handle.
+    public func appendDurably(_ batch: CommitBatch) throws(StorageError) {
+        guard let journal else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
+        guard !batch.envelopes.isEmpty else {
+            if !batch.isEmpty { journal.enqueue(EncodedBatch(batch), keys: [], start: startApplier) }
+            return
+        }
+        if let refusal = journal.refusal() { throw refusal }
+        let first = batch.envelopes[0].seq
+        let acked = tail.withLock { $0 }
+        guard try acked.continues(at: first, latest: { () throws(StorageError) in try latestSeq() }) else {
+            throw StorageError(.invalidWrite, "cannot append seq \(first): the log ends at \(try latestSeq())")
+        }
+        let encoded = EncodedBatch(batch)
+        try checkRoom(for: encoded, journal: journal)
+        let group = JournalGroup(firstSeq: first, records: encoded.records.map(\.bytes), dedup: batch.dedup)
+        let record = JournalFormat.encode(group)
+        let file = journal.file
+        if !file.fits(record.count) {
+            if file.size < journal.cycleSize {
+                try file.grow(toAtLeast: file.offset + record.count)
+            } else {
+                // Back to the start once LMDB holds everything the file has.
+                try journal.drain()
+                file.rewind()
+                if !file.fits(record.count) { try file.grow(toAtLeast: record.count) }
+            }
+        }
+        do {
+            try file.append(record)
+        } catch {
+            if error.code != .full { journal.markFatal(error) }
+            throw error
+        }
+        tail.withLock { $0.append(AckedTail.Group(envelopes: batch.envelopes)) }
+        journal.enqueue(encoded, keys: batch.dedup, start: startApplier)
+    }
+
+    /// Waits until LMDB holds every appended group (for a backup, or before writing directly).
+    /// - Throws: the failure that keeps LMDB from taking them (the groups stay in the journal).
+    public func drainJournal() throws(StorageError) {
+        try journal?.drain()
+    }
+
+    /// Moves everything into LMDB and stops the applier thread; appending starts it again.
+    /// - Throws: the failure that keeps LMDB from taking the rest, which stays in the journal
+    ///   for the next open.
+    public func closeJournal() throws(StorageError) {
+        guard let journal else { return }
+        defer { journal.stop() }
+        try journal.drain()
+    }
+
+    /// Refuses a group that the data file could not take within its maximum size, counting what
+    /// still waits for LMDB: an acknowledged action must always fit. Conservative: LMDB needs
+    /// pages for a commit's copies of branch pages too, and cannot reuse free pages at once.
+    private func checkRoom(for batch: EncodedBatch, journal: Journal) throws(StorageError) {
+        let info = env.info
+        let used = (info.lastPageNumber + 1) * Self.pageSize
+        let room = env.options.maxMapSize - used
+        let needed = 2 * (journal.unappliedBytes + batch.byteCount) + (256 << 10)
+        guard needed > room else { return }
+        throw StorageError(
+            .full,
+            "storage is full: the data file would pass its maximum size of \(env.options.maxMapSize >> 20) MiB (raise --max-map-size)"
+        )
+    }
+
+    static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    /// Starts the applier: a thread that holds the directory only while it commits, so that a
+    /// directory nobody else holds goes away (and its `deinit` moves the rest into LMDB).
+    private func startApplier() {
+        guard let journal else { return }
+        let thread = Thread { [weak self] in
+            while let batch = journal.nextBatch() {
+                guard let directory = self else {
+                    journal.applied(batch, failure: StorageError(.io, "the data directory was closed"))
+                    return
+                }
+                directory.apply(batch, journal: journal)
+            }
+        }
+        thread.name = "reel-journal-applier"
+        thread.start()
+    }
+
+    private func apply(_ batch: EncodedBatch, journal: Journal) {
+        do {
+            try commit(batch)
+        } catch {
+            journal.applied(batch, failure: error)
+            return
+        }
+        // Only now: a reader's snapshot of the tail must never skip what LMDB does not yet hold.
+        if let last = batch.lastSeq { tail.withLock { $0.trim(through: last) } }
+        journal.applied(batch, failure: nil)
+    }
+
+    /// At a read-write open: moves the journal's acknowledged groups past LMDB's last seq into
+    /// LMDB, in one durable commit, so that everything above starts from a complete log.
+    ///
+    /// - Returns: the journal, ready to write from its start, and how many actions it moved.
+    static func replayJournal(
+        path: String, options: Options, latest: UInt64, commit: (EncodedBatch) throws(StorageError) -> Void
+    ) throws(StorageError) -> (Journal, Int) {
+        let file = try JournalFile(directory: path, durable: options.durable)
+        let bytes = try JournalFile.contents(ofDirectory: path) ?? []
+        let groups = try JournalFormat.unappliedGroups(in: bytes, after: latest, path: file.path)
+        var batch = EncodedBatch()
+        for group in groups {
+            _ = try decodedEnvelopes(of: group)
+            for (offset, record) in group.records.enumerated() {
+                batch.records.append((seq: group.firstSeq + UInt64(offset), bytes: record))
+            }
+            batch.dedup += group.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
+        }
+        if !batch.isEmpty { try commit(batch) }
+        if file.size < JournalFile.initialSize { try file.grow(toAtLeast: JournalFile.initialSize) }
+        let journal = Journal(
+            file: file, applied: batch.lastSeq ?? latest, applyDelay: .milliseconds(Int64(options.journalApplyDelay * 1000)), cycleSize: options.journalCycleSize
+        )
+        return (journal, batch.records.count)
+    }
+
+    /// At a read-only open: the journal's acknowledged groups past LMDB's last seq, as a tail.
+    /// A daemon may be writing the journal meanwhile: a read that races with it (a record
+    /// half-written, or the file reused from its start after LMDB moved on) is read again.
+    static func loadTail(path: String, latest: () throws(StorageError) -> UInt64) throws(StorageError) -> AckedTail {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(StorageError) {
+                // A log LMDB cannot read is reported by every reader and by the scan; the tail
+                // cannot be placed after it, so it stays empty.
+                guard let applied = try? latest() else { return AckedTail(applied: 0) }
+                guard let bytes = try JournalFile.contents(ofDirectory: path) else { return AckedTail(applied: applied) }
+                let groups = try JournalFormat.unappliedGroups(in: bytes, after: applied, path: path + "/" + JournalFile.name)
+                var tail = AckedTail(applied: applied)
+                for group in groups { tail.append(AckedTail.Group(envelopes: try decodedEnvelopes(of: group))) }
+                return tail
+            } catch where error.code == .corrupt && attempt < 5 {
+                usleep(20_000)
+            }
+        }
+    }
+
+    private static func decodedEnvelopes(of group: JournalGroup) throws(StorageError) -> [ActionEnvelope] {
+        var envelopes: [ActionEnvelope] = []
+        envelopes.reserveCapacity(group.records.count)
+        for (offset, record) in group.records.enumerated() {
+            let seq = group.firstSeq + UInt64(offset)
+            let decoded = record.withUnsafeBytes { bytes in
+                Result { () throws(StorageError) in try EnvelopeCodec.decode(seq: seq, from: bytes) }
+            }
+            do {
+                envelopes.append(try decoded.get())
+            } catch {
+                throw StorageError(.corrupt, "the journal is damaged: \(error.message)")
+            }
+        }
+        return envelopes
+    }
+}

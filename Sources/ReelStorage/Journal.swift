@@ -1,0 +1,229 @@
+import Foundation
+
+/// The bytes one or more commits put into LMDB, encoded ahead of the transaction.
+struct EncodedBatch: Sendable {
+    var records: [(seq: UInt64, bytes: [UInt8])] = []
+    var dedup: [(key: [UInt8], value: [UInt8])] = []
+    var checkpoints: [(seq: UInt64, bytes: [UInt8])] = []
+
+    init() {}
+
+    init(_ batch: CommitBatch) {
+        records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
+        dedup = batch.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
+        checkpoints = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
+    }
+
+    var isEmpty: Bool { records.isEmpty && dedup.isEmpty && checkpoints.isEmpty }
+    var lastSeq: UInt64? { records.last?.seq }
+    var byteCount: Int {
+        records.reduce(0) { $0 + $1.bytes.count } + dedup.reduce(0) { $0 + $1.key.count + $1.value.count }
+            + checkpoints.reduce(0) { $0 + $1.bytes.count }
+    }
+
+    mutating func append(_ other: EncodedBatch) {
+        records += other.records
+        dedup += other.dedup
+        checkpoints += other.checkpoints
+    }
+}
+
+/// The write side of the journal: the state shared between the store's writer thread, which
+/// appends groups (``DataDirectory/appendDurably(_:)``), and the applier thread, which moves
+/// them into LMDB in commits of many groups, off the acknowledgement path.
+final class Journal: @unchecked Sendable {
+    // @unchecked: `file` is the writer thread's alone; every other field is guarded by `condition`.
+    let file: JournalFile
+    private let condition = NSCondition()
+
+    /// How long a group may wait for LMDB: longer means fewer, larger LMDB commits (each costs
+    /// two syncs that compete with the journal's for the disk) and a longer tail in memory.
+    let applyDelay: Duration
+    /// The file's size before writing goes back to its start.
+    let cycleSize: Int
+    /// Apply at once when this much waits, whatever the delay.
+    static let applyBytes = 8 << 20
+    /// After a failed LMDB commit (a full disk), the applier tries again after this long.
+    static let retryDelay: Duration = .milliseconds(100)
+
+    private var pending = EncodedBatch()
+    private var pendingKeys: [String] = []
+    private var oldestPending: ContinuousClock.Instant?
+    /// Keys of journaled groups until LMDB holds them, for the writer's idempotency checks.
+    private var keys: [String: DedupRecord] = [:]
+    private var appendedSeq: UInt64
+    private var appliedSeq: UInt64
+    /// The last LMDB commit's failure while it lasts (a full disk or map: retried).
+    private var failure: StorageError?
+    private var retryAt: ContinuousClock.Instant?
+    /// A failure after which nothing more is written until the directory is reopened.
+    private var fatal: StorageError?
+    private var drainers = 0
+    private var applierRunning = false
+    private var stopping = false
+
+    init(file: JournalFile, applied: UInt64, applyDelay: Duration, cycleSize: Int) {
+        self.file = file
+        self.applyDelay = applyDelay
+        self.cycleSize = cycleSize
+        appendedSeq = applied
+        appliedSeq = applied
+    }
+
+    // MARK: writer side
+
+    /// The failure a new append must be refused with, if any.
+    func refusal() -> StorageError? {
+        condition.lock()
+        defer { condition.unlock() }
+        if let fatal { return fatal }
+        if let failure {
+            retryAt = .now  // try again now: space may be back
+            condition.broadcast()
+            return failure
+        }
+        return nil
+    }
+
+    func markFatal(_ error: StorageError) {
+        condition.lock()
+        fatal = fatal ?? error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var unappliedBytes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return pending.byteCount
+    }
+
+    func key(_ key: String) -> DedupRecord? {
+        condition.lock()
+        defer { condition.unlock() }
+        return keys[key]
+    }
+
+    /// Hands a journaled (or checkpoint-only) batch to the applier.
+    func enqueue(_ batch: EncodedBatch, keys newKeys: [(key: String, record: DedupRecord)], start: () -> Void) {
+        condition.lock()
+        pending.append(batch)
+        for (key, record) in newKeys {
+            keys[key] = record
+            pendingKeys.append(key)
+        }
+        if let last = batch.lastSeq { appendedSeq = last }
+        if oldestPending == nil { oldestPending = .now }
+        let needsThread = !applierRunning
+        applierRunning = true
+        stopping = false
+        condition.broadcast()
+        condition.unlock()
+        if needsThread { start() }
+    }
+
+    /// Waits until LMDB holds everything appended so far.
+    /// - Throws: the applier's failure, when it cannot.
+    func drain() throws(StorageError) {
+        condition.lock()
+        defer { condition.unlock() }
+        drainers += 1
+        defer { drainers -= 1 }
+        retryAt = .now
+        condition.broadcast()
+        var attempts = 0
+        while !pending.isEmpty {
+            if let fatal { throw fatal }
+            if let failure, attempts >= 2 { throw failure }
+            if failure != nil { attempts += 1 }
+            if !applierRunning { throw StorageError(.io, "the journal's applier is not running") }
+            condition.wait()
+        }
+    }
+
+    /// Stops the applier thread once LMDB holds everything (or its failure stops it).
+    func stop() {
+        condition.lock()
+        guard applierRunning else {
+            condition.unlock()
+            return
+        }
+        stopping = true
+        condition.broadcast()
+        while applierRunning { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Lets the applier end without waiting for it.
+    func stopSoon() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    // MARK: applier side
+
+    /// Blocks until a batch should go to LMDB; `nil` when the applier should end.
+    func nextBatch() -> EncodedBatch? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if fatal != nil || (stopping && (pending.isEmpty || failure != nil)) {
+                applierRunning = false
+                condition.broadcast()
+                return nil
+            }
+            let now = ContinuousClock.now
+            if !pending.isEmpty {
+                var due = oldestPending.map { $0 + applyDelay } ?? now
+                if drainers > 0 || stopping || pending.byteCount >= Self.applyBytes { due = now }
+                if failure != nil, let retryAt { due = max(due, retryAt) }
+                if due <= now {
+                    let batch = pending
+                    pending = EncodedBatch()
+                    return batch
+                }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(due - now)))
+            } else {
+                condition.wait()
+            }
+        }
+    }
+
+    /// Records the outcome of committing `batch` (taken by ``nextBatch()``) to LMDB.
+    func applied(_ batch: EncodedBatch, failure error: StorageError?) {
+        condition.lock()
+        defer { condition.unlock() }
+        if let error {
+            // Put it back in front of whatever came meanwhile, to be tried again.
+            var restored = batch
+            restored.append(pending)
+            pending = restored
+            failure = error
+            retryAt = .now + Self.retryDelay
+            if error.code != .full { fatal = fatal ?? error }
+        } else {
+            failure = nil
+            retryAt = nil
+            if let last = batch.lastSeq { appliedSeq = last }
+            oldestPending = pending.isEmpty ? nil : .now
+            let appliedKeys = pendingKeys.prefix(batch.dedup.count)
+            for key in appliedKeys { keys[key] = nil }
+            pendingKeys.removeFirst(appliedKeys.count)
+        }
+        condition.broadcast()
+    }
+
+    /// Whether every appended seq is in LMDB.
+    var isApplied: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return appliedSeq == appendedSeq && pending.isEmpty
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

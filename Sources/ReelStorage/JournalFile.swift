@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The journal's file, `journal.reel` in the data directory: where a group of dispatches becomes
+/// durable with one write and one `fdatasync`, before LMDB receives it (see ``JournalFormat``).
+///
+/// The file is allocated ahead (`posix_fallocate`) and written in place, so a sync carries no
+/// change of size: on ext4 that makes the one sync of an acknowledgement about a third cheaper
+/// than one that appends (measured here: 120 µs against 180 µs). It starts at ``initialSize``,
+/// doubles while its records are not yet in LMDB, up to a cycle size (64 MiB by default); past that, writing goes
+/// back to offset 0 once LMDB holds everything in the file.
+///
+/// Not thread-safe: the store's writer thread is its only user.
+final class JournalFile {
+    static let name = "journal.reel"
+    static let initialSize = 1 << 20
+
+    let path: String
+    private let fd: Int32
+    private let durable: Bool
+    private(set) var size: Int
+    /// Where the next record goes.
+    private(set) var offset = 0
+
+    /// Opens the journal of the directory at `directory`, creating it (and syncing the directory
+    /// entry) when it does not exist.
+    init(directory: String, durable: Bool) throws(StorageError) {
+        path = directory + "/" + Self.name
+        self.durable = durable
+        var created = false
+        var fd = open(path, O_RDWR | O_CLOEXEC)
+        if fd < 0 && errno == ENOENT {
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            created = fd >= 0
+        }
+        guard fd >= 0 else { throw Self.error("cannot open the journal \(path)") }
+        self.fd = fd
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let failure = Self.error("cannot read the size of \(path)")
+            close(fd)
+            throw failure
+        }
+        size = Int(info.st_size)
+        if created && durable {
+            let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            defer { if directoryFD >= 0 { close(directoryFD) } }
+            guard directoryFD >= 0, fsync(directoryFD) == 0 else {
+                let failure = Self.error("cannot sync \(directory) after creating its journal")
+                close(fd)
+                throw failure
+            }
+        }
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// The whole file.
+    static func contents(ofDirectory directory: String) throws(StorageError) -> [UInt8]? {
+        let path = directory + "/" + name
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 && errno == ENOENT { return nil }
+        guard fd >= 0 else { throw error("cannot open the journal \(path)") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw error("cannot read the journal \(path)") }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+        }
+    }
+
+    /// Whether `count` bytes fit at the current offset.
+    func fits(_ count: Int) -> Bool { offset + count <= size }
+
+    /// Grows the file to at least `minimum` bytes, doubling: allocated and synced before it is
+    /// used, so that writes into it never change the file's size.
+    func grow(toAtLeast minimum: Int) throws(StorageError) {
+        var target = max(size, Self.initialSize)
+        while target < minimum { target *= 2 }
+        guard target > size else { return }
+        let rc = posix_fallocate(fd, 0, off_t(target))
+        if rc != 0 && rc != EOPNOTSUPP && rc != EINVAL {
+            errno = rc
+            throw Self.error("cannot grow the journal \(path) to \(target) bytes")
+        }
+        if rc != 0 {
+            // A file system without fallocate: a sparse extension reads as zeros all the same.
+            guard ftruncate(fd, off_t(target)) == 0 else { throw Self.error("cannot grow the journal \(path)") }
+        }
+        guard !durable || fsync(fd) == 0 else { throw Self.error("cannot sync the journal \(path) after growing it") }
+        size = target
+    }
+
+    /// Starts writing at offset 0 again: only once LMDB durably holds every record in the file.
+    func rewind() { offset = 0 }
+
+    /// Writes `record` at the current offset and syncs it; the offset moves past it only on
+    /// success. On failure the record's header is overwritten with zeros (best effort), so that a
+    /// record whose dispatches were refused is not replayed at the next open.
+    func append(_ record: [UInt8]) throws(StorageError) {
+        precondition(fits(record.count))
+        var failure: StorageError?
+        let written = record.withUnsafeBytes { pwriteAll($0, at: offset) }
+        if !written {
+            failure = Self.error("cannot write to the journal \(path)")
+        } else if durable && fdatasync(fd) != 0 {
+            failure = Self.error("cannot sync the journal \(path)")
+        }
+        if let failure {
+            let zeros = [UInt8](repeating: 0, count: JournalFormat.headerSize)
+            if zeros.withUnsafeBytes({ pwriteAll($0, at: offset) }), durable { _ = fdatasync(fd) }
+            throw failure
+        }
+        offset += record.count
+    }
+
+    private func pwriteAll(_ bytes: UnsafeRawBufferPointer, at position: Int) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let count = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(position + done))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            done += count
+        }
+        return true
+    }
+
+    /// A full disk (`ENOSPC`, `EDQUOT`) is `.full`; anything else `.io`.
+    static func error(_ what: String) -> StorageError {
+        let code = errno
+        let full = code == ENOSPC || code == EDQUOT
+        return StorageError(full ? .full : .io, "\(what): \(String(cString: strerror(code)))", underlying: JournalIOError(errno: code))
+    }
+}
+
+/// The `errno` of a failed journal call.
+public struct JournalIOError: Error, Sendable, Equatable {
+    public var errno: Int32
+}

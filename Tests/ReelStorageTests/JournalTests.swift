@@ -1,0 +1,210 @@
+import Foundation
+import ReelCore
+import ReelJSON
+@testable import ReelStorage
+import ReelTestSupport
+import Testing
+
+/// The journal: one sync per acknowledged group, LMDB later, and nothing acknowledged lost or
+/// unacknowledged served whatever state the two files are found in.
+struct JournalTests {
+    func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope {
+        ActionEnvelope(
+            seq: seq, action: Action(type: "set", payload: ["path": "/n", "value": .int(Int64(seq))]),
+            time: Timestamp(nanosecondsSince1970: 1_700_000_000_000_000_000 + Int64(seq)),
+            peer: Peer(uid: 1000, gid: 100, pid: 4242), idempotencyKey: key
+        )
+    }
+
+    /// Groups of `size` actions from `first`, the first action of each keyed "k<seq>".
+    func groups(from first: UInt64, count: Int, size: UInt64 = 3) -> [CommitBatch] {
+        (0..<UInt64(count)).map { index in
+            let start = first + index * size
+            let envelopes = (start..<(start + size)).map { envelope($0, key: "k\(start)") }
+            return CommitBatch(envelopes: envelopes, dedup: [("k\(start)", DedupRecord(firstSeq: start, count: size))])
+        }
+    }
+
+    /// LMDB's own count of logged actions, without the journal's tail.
+    func actionsInLMDB(_ data: DataDirectory) throws -> Int {
+        try data.env.stat(data.log).entries
+    }
+
+    func held(_ data: DataDirectory) throws -> [UInt64] {
+        var seqs: [UInt64] = []
+        try data.forEachEnvelope(from: 1) { seqs.append($0.seq); return true }
+        return seqs
+    }
+
+    /// Options under which nothing reaches LMDB until the journal is drained.
+    var journalOnly: DataDirectory.Options {
+        var options = DataDirectory.Options()
+        options.journalApplyDelay = 3600
+        return options
+    }
+
+    /// Copies the directory's files as a kill -9 leaves them: the journal and data file now.
+    func crashCopy(of dir: borrowing TemporaryDirectory) throws -> TemporaryDirectory {
+        let copy = try TemporaryDirectory()
+        for name in ["data.mdb", DataDirectory.journalFileName] {
+            try FileManager.default.copyItem(atPath: dir.sub(name), toPath: copy.sub(name))
+        }
+        return copy
+    }
+
+    @Test func acknowledgedActionsAreReadBeforeLMDBHoldsThem() throws {
+        let dir = try TemporaryDirectory()
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
+        try data.commit(CommitBatch(envelopes: [envelope(1), envelope(2)]))
+        for batch in groups(from: 3, count: 4) { try data.appendDurably(batch) }
+        #expect(try actionsInLMDB(data) == 2)
+        #expect(try data.latestSeq() == 14)
+        #expect(try held(data) == Array(1...14))
+        #expect(try data.envelope(at: 9) == envelope(9, key: "k9"))
+        #expect(try data.dedupRecord(forKey: "k6") == DedupRecord(firstSeq: 6, count: 3))
+        var ranged: [UInt64] = []
+        try data.forEachEnvelope(from: 2, through: 7) { ranged.append($0.seq); return $0.seq < 5 }
+        #expect(ranged == [2, 3, 4, 5])
+
+        // A reader of the files (another process: `reel --data-dir`) sees the same, from the journal.
+        let copy = try crashCopy(of: dir)
+        let reader = try DataDirectory(path: copy.path, reducerName: nil, options: .init(readOnly: true))
+        #expect(try actionsInLMDB(reader) == 2)
+        #expect(try reader.latestSeq() == 14)
+        #expect(try held(reader) == Array(1...14))
+
+        try data.drainJournal()
+        #expect(try actionsInLMDB(data) == 14)
+        #expect(try data.dedupRecord(forKey: "k6") == DedupRecord(firstSeq: 6, count: 3))
+        #expect(try held(data) == Array(1...14))
+    }
+
+    @Test func aKilledWriterLosesNoAcknowledgedGroup() throws {
+        let dir = try TemporaryDirectory()
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
+        for batch in groups(from: 1, count: 5) { try data.appendDurably(batch) }
+        let copy = try crashCopy(of: dir)
+
+        let reopened = try DataDirectory(path: copy.path, reducerName: "test")
+        #expect(reopened.journalActionsRecovered == 15)
+        #expect(try actionsInLMDB(reopened) == 15)
+        #expect(try held(reopened) == Array(1...15))
+        #expect(try reopened.envelope(at: 15) == envelope(15, key: "k13"))
+        #expect(try reopened.dedupRecord(forKey: "k13") == DedupRecord(firstSeq: 13, count: 3))
+        // Moved once: the next open finds nothing more to move, and appending goes on.
+        try reopened.appendDurably(groups(from: 16, count: 1)[0])
+        try reopened.closeJournal()
+        let again = try crashCopy(of: copy)
+        let third = try DataDirectory(path: again.path, reducerName: "test")
+        #expect(third.journalActionsRecovered == 0)
+        #expect(try held(third) == Array(1...18))
+    }
+
+    @Test func aTornLastRecordWasNeverAcknowledgedAndIsDropped() throws {
+        let dir = try TemporaryDirectory()
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
+        for batch in groups(from: 1, count: 3) { try data.appendDurably(batch) }
+        let lastRecord = data.journal!.file.offset - JournalFormat.encode(JournalGroup(
+            firstSeq: 7, records: (7...9).map { EnvelopeCodec.encode(envelope($0, key: "k7")) }, dedup: [("k7", DedupRecord(firstSeq: 7, count: 3))]
+        )).count
+        // Power failed while the last group's sectors were being written: its end never landed.
+        for cut in [lastRecord + 40, lastRecord + 100, data.journal!.file.offset - 8] {
+            let copy = try crashCopy(of: dir)
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: copy.sub(DataDirectory.journalFileName)))
+            try handle.seek(toOffset: UInt64(cut))
+            try handle.write(contentsOf: Data(count: 512))
+            try handle.close()
+            let reopened = try DataDirectory(path: copy.path, reducerName: "test")
+            #expect(reopened.journalActionsRecovered == 6, "cut at \(cut)")
+            #expect(try held(reopened) == Array(1...6))
+        }
+    }
+
+    @Test func aDamagedAcknowledgedRecordIsRefusedNotSkipped() throws {
+        let dir = try TemporaryDirectory()
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
+        for batch in groups(from: 1, count: 3) { try data.appendDurably(batch) }
+        let copy = try crashCopy(of: dir)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: copy.sub(DataDirectory.journalFileName)))
+        try handle.seek(toOffset: 60)  // inside the first record's payload
+        let byte = try handle.read(upToCount: 1)![0]
+        try handle.seek(toOffset: 60)
+        try handle.write(contentsOf: Data([byte ^ 0x10]))
+        try handle.close()
+        for readOnly in [true, false] {
+            do throws(StorageError) {
+                _ = try DataDirectory(path: copy.path, reducerName: "test", options: .init(readOnly: readOnly))
+                Issue.record("a journal with a damaged acknowledged record was opened (read-only: \(readOnly))")
+            } catch {
+                #expect(error.code == .corrupt)
+                #expect(error.message.contains("acknowledged actions from seq 4"), "\(error.message)")
+            }
+        }
+    }
+
+    @Test func theFileIsReusedFromItsStartOnceLMDBHoldsIt() throws {
+        let dir = try TemporaryDirectory()
+        var options = DataDirectory.Options()
+        options.journalCycleSize = 1 << 20
+        options.journalApplyDelay = 0.001
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: options)
+        // About 8 KiB per group: the 1 MiB file goes round several times.
+        let payload = JSONValue.string(String(repeating: "x", count: 2000))
+        var seq: UInt64 = 0
+        for round in 0..<600 {
+            let envelopes = (1...4).map { _ in
+                seq += 1
+                return ActionEnvelope(seq: seq, action: Action(type: "set", payload: ["path": "/p", "value": payload]),
+                                      time: Timestamp(nanosecondsSince1970: Int64(seq)), peer: Peer(uid: 1, gid: 1, pid: 1))
+            }
+            try data.appendDurably(CommitBatch(envelopes: envelopes))
+            if round == 599 { break }
+        }
+        #expect(data.journal!.file.size == 1 << 20)
+        #expect(data.journal!.file.offset < 1 << 20)
+        let copy = try crashCopy(of: dir)  // with older records past the newest ones
+        let reopened = try DataDirectory(path: copy.path, reducerName: "test")
+        #expect(try reopened.latestSeq() == seq)
+        #expect(try held(reopened) == Array(1...seq))
+        try data.closeJournal()
+        #expect(try actionsInLMDB(data) == Int(seq))
+    }
+
+    @Test func aGroupThatCouldNotFitTheDataFileIsRefusedBeforeTheJournal() throws {
+        let dir = try TemporaryDirectory()
+        var options = journalOnly
+        options.initialMapSize = 256 << 10
+        options.maxMapSize = 1 << 20
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: options)
+        try data.appendDurably(CommitBatch(envelopes: [envelope(1)]))
+        let huge = ActionEnvelope(seq: 2, action: Action(type: "set", payload: ["path": "/h", "value": .string(String(repeating: "z", count: 600 << 10))]),
+                                  time: .now(), peer: Peer(uid: 1, gid: 1, pid: 1))
+        #expect(throws: StorageError.self) { try data.appendDurably(CommitBatch(envelopes: [huge])) }
+        #expect(try data.latestSeq() == 1)
+        try data.appendDurably(CommitBatch(envelopes: [envelope(2)]))
+        try data.closeJournal()
+        let copy = try crashCopy(of: dir)
+        #expect(try held(try DataDirectory(path: copy.path, reducerName: "test")) == [1, 2])
+    }
+
+    @Test func olderRecordsPastTheChainAreIgnoredAndNewerOnesAreDamage() throws {
+        func record(_ first: UInt64, _ count: UInt64) -> [UInt8] {
+            JournalFormat.encode(JournalGroup(firstSeq: first, records: (first..<(first + count)).map { EnvelopeCodec.encode(envelope($0)) }, dedup: []))
+        }
+        // Reused from the start: 21...26 over what held 1...20.
+        let reused = record(21, 3) + record(24, 3) + Array(record(5, 5).dropFirst(40)) + record(10, 4) + [UInt8](repeating: 0, count: 64)
+        #expect(try JournalFormat.unappliedGroups(in: reused, after: 20, path: "j").map(\.firstSeq) == [21, 24])
+        #expect(try JournalFormat.unappliedGroups(in: reused, after: 23, path: "j").map(\.firstSeq) == [24])
+        #expect(try JournalFormat.unappliedGroups(in: reused, after: 26, path: "j").isEmpty)
+        // LMDB behind the journal's first record: acknowledged actions are missing.
+        #expect(throws: StorageError.self) { try JournalFormat.unappliedGroups(in: reused, after: 18, path: "j") }
+        // A damaged record followed by newer intact ones.
+        var damaged = record(21, 3) + record(24, 3) + record(27, 2)
+        damaged[record(21, 3).count + 50] ^= 1
+        #expect(throws: StorageError.self) { try JournalFormat.unappliedGroups(in: damaged, after: 20, path: "j") }
+        // The same damage in the last record is a torn write: dropped.
+        var torn = record(21, 3) + record(24, 3)
+        torn[torn.count - 20] ^= 1
+        #expect(try JournalFormat.unappliedGroups(in: torn, after: 20, path: "j").map(\.firstSeq) == [21])
+    }
+}
