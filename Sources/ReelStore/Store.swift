@@ -46,6 +46,9 @@ public final class Store<State: StoreState>: Sendable {
         if directory.upgradedRecords > 0 {
             logger.notice("upgraded \(path) to storage format \(DataDirectory.formatVersion): \(directory.upgradedRecords) records now carry checksums")
         }
+        if directory.journalActionsRecovered > 0 {
+            logger.notice("moved \(directory.journalActionsRecovered) acknowledged actions from the journal into the log (the last run ended before LMDB had them)")
+        }
         if directory.staleReadersCleared > 0 {
             logger.notice("cleared \(directory.staleReadersCleared) stale LMDB reader slots left by killed processes")
         }

@@ -472,8 +472,8 @@ def crash_points(env, seed, short=False, tally=None):
 def selftest(env, seed, tally=None):
     """Proves the shim and the checker: (1) an image at the end of a journal of a gracefully
     stopped daemon is byte-identical to the real data.mdb; (2) a cut at the fdatasync of a late
-    commit, with no unsynced write landing, loses that commit and keeps every earlier ack, while
-    a cut after its meta page keeps it; (3) a disk that ignores flushes (fdatasync returns 0
+    group's record in reeld's journal, with no unsynced write landing, loses that group and keeps
+    every earlier ack, while a cut right after the sync keeps it; (3) a disk that ignores flushes (fdatasync returns 0
     without syncing, O_DSYNC ignored) is caught: some cuts fail the check (lost acks or a
     crash), which shows the checker can fail."""
     t = tally or Tally("self-test")
@@ -486,17 +486,16 @@ def selftest(env, seed, tally=None):
     same = open(os.path.join(img, "data.mdb"), "rb").read() == open(os.path.join(data, "data.mdb"), "rb").read()
     t.add("image at the journal's end == data.mdb (%d records, %s)" % (len(j), j.counts()),
           H.Outcome(H.Outcome.PASS if same else H.Outcome.FAIL, "" if same else "images differ"), show=True)
-    # (2) the last meta-page write (O_DSYNC: the commit point) of data.mdb before the last ACK that
-    # committed actions: a commit may carry only a checkpoint, and cutting it loses no action, so
-    # candidates are tried from the latest back until one whose cut changes the count.
-    data_id = next(k for k, v in j.names.items() if v == "data.mdb")
+    # (2) the commit point of a group is the fdatasync of its record in reeld's journal
+    # (journal.reel): LMDB receives groups later. Candidates are tried from the latest sync before
+    # the last ACK back until one whose cut changes the count (a sync may carry no new action).
+    journal_id = next(k for k, v in j.names.items() if v == "journal.reel")
     last_ack = j.ack_positions()[-1]
-    metas = sorted((r.index for r in j.records[:last_ack]
-                    if r.type == J.R_WRITE and r.file == data_id and r.flags & 1), reverse=True)
-    for meta in metas[:8]:
-        sync = max(r.index for r in j.records[:meta] if r.type == J.R_SYNC and r.file == data_id)
+    syncs = sorted((r.index for r in j.records[:last_ack]
+                    if r.type == J.R_SYNC and r.file == journal_id), reverse=True)
+    for sync in syncs[:8]:
         counts = []
-        for cut in (sync, meta + 1):
+        for cut in (sync, sync + 1):
             required = {i: s for _, i, s in j.acks(cut)}
             img2 = env.fresh("self")
             b = J.ImageBuilder(j)
@@ -509,13 +508,14 @@ def selftest(env, seed, tally=None):
             shutil.rmtree(img2, ignore_errors=True)
         if counts[1][0] > counts[0][0]:
             break
+    meta = sync + 1
     (n_before, req_before, pend, out_before), (n_after, req_after, _, out_after) = counts
     acked_between = [s for _, _, s in j.acks() if n_before < s <= n_after]
     ok = (out_before.kind == H.Outcome.PASS and out_after.kind == H.Outcome.PASS and
           n_after > n_before and acked_between)
-    t.add("cut at the fdatasync of a commit (record %d, %d unsynced sectors dropped) loses that "
-          "commit (%d actions, not %d as after its meta page, record %d), keeps all %d acks before "
-          "it; seqs %s acked later" % (
+    t.add("cut at the journal's fdatasync of a group (record %d, %d unsynced sectors dropped) loses "
+          "that group (%d actions, not %d as right after the sync, record %d), keeps all %d acks "
+          "before it; seqs %s acked later" % (
               sync, pend, n_before, n_after, meta, req_before, acked_between[:4]),
           H.Outcome(H.Outcome.PASS if ok else H.Outcome.FAIL,
                     "" if ok else "before: %r, after: %r" % (out_before, out_after)), show=True)
