@@ -63,6 +63,12 @@ struct ConnectionStateMachine {
         return .slot(firstIndex + slots.count - 1)
     }
 
+    /// Whether the first answer owed is ready: ``takeReady()`` would return something.
+    var hasReadyAnswer: Bool { slots.first?.bytes != nil }
+
+    /// Whether the input ended and every answer was taken: the connection is done.
+    var isDrained: Bool { inputEnded && slots.isEmpty }
+
     /// Whether ``reserve()`` would answer ``Reservation/full``.
     var isFull: Bool { !writerStopped && slots.count >= maxInFlight }
 

@@ -1,3 +1,4 @@
+import NIOCore
 import ReelJSON
 import ReelProtocol
 import Synchronization
@@ -5,6 +6,14 @@ import Synchronization
 /// A connection's ``ConnectionStateMachine``, shared by its reader (which reserves and fills
 /// slots) and its writer (which takes what is ready), with the waiting the machine leaves out: a
 /// reader waits for room, the writer for something to write.
+///
+/// Answers go out one of two ways. A connection starts with **direct answers**: whoever fills the
+/// slot that makes answers ready (the store's writer thread, for a dispatch) schedules one task on
+/// the channel's event loop, which takes every ready answer and writes them with one flush — one
+/// hop from the commit to the socket. The first `subscribe` switches the connection to its writer
+/// task (``UpdateWriter``) for good, since updates and answers must then be ordered by one writer.
+/// Either way the answers are taken in order under the lock, and a direct write happens on the
+/// event loop in the same task that took them, so no later write can overtake them.
 final class Outbox: Sendable {
     typealias Slot = ConnectionStateMachine.Slot
 
@@ -13,15 +22,21 @@ final class Outbox: Sendable {
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
         var hadASubscription = false
         var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Answers are written by the event loop (see above), not by the writer task.
+        var direct: Bool
+        var directWriteScheduled = false
     }
 
     private let state: Mutex<Locked>
+    /// Where direct answers are written; `nil`: always through the writer task.
+    private let channel: (any Channel)?
     private let wakeups: AsyncStream<Void>.Continuation
     /// Yields when the writer may have something to do (coalesced: one pending wake-up at most).
     let wakeupStream: AsyncStream<Void>
 
-    init(maxInFlight: Int) {
-        state = Mutex(Locked(machine: ConnectionStateMachine(maxInFlight: maxInFlight)))
+    init(maxInFlight: Int, channel: (any Channel)? = nil) {
+        self.channel = channel
+        state = Mutex(Locked(machine: ConnectionStateMachine(maxInFlight: maxInFlight), direct: channel != nil))
         (wakeupStream, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -47,9 +62,57 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Fills a slot and wakes the writer.
+    /// Fills a slot and gets it written: directly, or by waking the writer task.
     func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, close: Bool = false) {
-        if state.withLock({ $0.machine.fill(index, with: bytes, activating: subscription, closing: close) }) { wake() }
+        enum Next { case nothing, wakeWriter, scheduleDirectWrite }
+        let next = state.withLock { state -> Next in
+            guard state.machine.fill(index, with: bytes, activating: subscription, closing: close) else { return .nothing }
+            guard state.direct else { return .wakeWriter }
+            guard state.machine.hasReadyAnswer, !state.directWriteScheduled else { return .nothing }
+            state.directWriteScheduled = true
+            return .scheduleDirectWrite
+        }
+        switch next {
+        case .nothing: break
+        case .wakeWriter: wake()
+        case .scheduleDirectWrite: channel!.eventLoop.execute { self.writeDirectly() }
+        }
+    }
+
+    /// On the event loop: writes every ready answer, with one flush, unless the socket is not
+    /// taking more (the answers wait in their slots, so reading stops when they fill up, until
+    /// ``socketBecameWritable()``) or the connection switched to its writer task.
+    private func writeDirectly() {
+        guard let channel else { return }
+        let writable = channel.isWritable
+        let (ready, waiters) = state.withLock { state in
+            state.directWriteScheduled = false
+            guard state.direct, writable else { return (ConnectionStateMachine.Ready(), [CheckedContinuation<Void, Never>]()) }
+            let ready = state.machine.takeReady()
+            guard ready.freedRoom else { return (ready, []) }
+            defer { state.roomWaiters = [] }
+            return (ready, state.roomWaiters)
+        }
+        for waiter in waiters { waiter.resume() }
+        if !ready.slots.isEmpty {
+            var buffer = channel.allocator.buffer(capacity: ready.slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
+            for slot in ready.slots { buffer.writeBytes(slot.bytes!) }
+            channel.writeAndFlush(buffer, promise: nil)
+        }
+        // The last answers after the input ended: the writer task closes the connection.
+        if ready.drained { wake() }
+    }
+
+    /// On the event loop, when the socket takes writes again.
+    func socketBecameWritable() {
+        if state.withLock({ $0.direct }) { writeDirectly() }
+    }
+
+    /// From now on the writer task writes the answers too (before the first subscription, and
+    /// before an answer that closes the connection).
+    func useWriterTask() {
+        state.withLock { $0.direct = false }
+        wake()
     }
 
     /// Registers a subscription (inactive until its answer is written).
@@ -118,9 +181,11 @@ final class Outbox: Sendable {
         wakeups.finish()
     }
 
-    /// The leading filled slots, in order; frees their places for new requests.
+    /// The leading filled slots, in order; frees their places for new requests. With direct
+    /// answers, none (the event loop writes them), but whether the connection is done.
     func takeReady() -> (slots: [Slot], drained: Bool) {
-        let (ready, waiters) = state.withLock { state in
+        let (ready, waiters) = state.withLock { state -> (ConnectionStateMachine.Ready, [CheckedContinuation<Void, Never>]) in
+            if state.direct { return (ConnectionStateMachine.Ready(slots: [], drained: state.machine.isDrained), []) }
             let ready = state.machine.takeReady()
             guard ready.freedRoom else { return (ready, [CheckedContinuation<Void, Never>]()) }
             defer { state.roomWaiters = [] }

@@ -19,9 +19,10 @@ struct ServerConnection<State: StoreState>: Sendable {
     let subscriptionIDs: SubscriptionIDs
 
     func run() async {
-        let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight)
+        let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel.channel)
         let store = handler.store
         do {
+            try await channel.channel.pipeline.addHandler(WritabilityRelay(outbox: outbox), position: .first).get()
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -77,6 +78,7 @@ struct ServerConnection<State: StoreState>: Sendable {
                         outbox.fill(slot, with: Self.encode(id, MethodHandler<State>.response(to: params, outcome: outcome)))
                     }
                 case .subscribe(let id, let params, let barrier):
+                    outbox.useWriterTask()  // updates and answers from one writer from now on
                     await Self.settle(barrier)
                     let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
                     outbox.fill(slot, with: bytes, activating: subscription)
@@ -96,6 +98,7 @@ struct ServerConnection<State: StoreState>: Sendable {
             }
         } catch let error as FramingError {
             guard let slot = await outbox.reserve() else { return }
+            outbox.useWriterTask()  // it closes the connection after this answer
             outbox.fill(slot, with: RequestRouter<DispatchTicket>.answer(to: error), close: true)
         } catch {
             logger.debug("read failed: \(error)")
@@ -137,6 +140,20 @@ extension ServerConnection {
 
     private static func success<Result: MethodResult>(_ id: RPCID, _ result: Result) -> [UInt8] {
         RPCSuccess(id: id, result: result).encodedLine()
+    }
+}
+
+/// Tells a connection's ``Outbox`` when its socket takes writes again, for the answers it holds
+/// back meanwhile.
+final class WritabilityRelay: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    let outbox: Outbox
+
+    init(outbox: Outbox) { self.outbox = outbox }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { outbox.socketBecameWritable() }
+        context.fireChannelWritabilityChanged()
     }
 }
 
