@@ -1,5 +1,6 @@
 import DequeModule
 import NIOCore
+import ReelCore
 import Synchronization
 
 /// Accepted connections on their way from NIO's accept path to the server's accept loop.
@@ -13,7 +14,13 @@ import Synchronization
 /// while the inbox is open, decided under the lock that closes it: every one made is handed to the
 /// loop (which runs it through `executeThenClose`), and one that comes too late is just closed.
 final class ConnectionInbox: Sendable {
-    typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    /// An accepted connection: its channel, whose inbound side yields what its ``RequestIntake``
+    /// routed on, the ``Outbox`` shared with that intake, and who is on the other end.
+    struct Connection: Sendable {
+        let channel: NIOAsyncChannel<RoutedRequest, ByteBuffer>
+        let outbox: Outbox
+        let peer: Peer
+    }
 
     private struct State {
         var open = true
@@ -30,12 +37,14 @@ final class ConnectionInbox: Sendable {
     /// initializer, on its event loop, after its handlers are added.
     /// - Throws: ``Closed`` once the inbox is closed, or why the channel could not be wrapped;
     ///   either way the bootstrap closes the channel.
-    func admit(_ channel: any Channel) throws {
+    func admit(_ channel: any Channel, outbox: Outbox, peer: Peer) throws {
         let consumer: CheckedContinuation<Connection?, Never>?
         let connection: Connection
         (consumer, connection) = try state.withLock { state in
             guard state.open else { throw Closed() }
-            let connection = try Connection(wrappingChannelSynchronously: channel)
+            let connection = Connection(
+                channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel), outbox: outbox, peer: peer
+            )
             guard let consumer = state.consumer else {
                 state.waiting.append(connection)
                 return (nil, connection)

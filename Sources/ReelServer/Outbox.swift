@@ -17,7 +17,7 @@ import Synchronization
 final class Outbox: Sendable {
     typealias Slot = ConnectionStateMachine.Slot
 
-    private struct Locked {
+    fileprivate struct Locked {
         var machine: ConnectionStateMachine
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
         var hadASubscription = false
@@ -25,6 +25,11 @@ final class Outbox: Sendable {
         /// Answers are written by the event loop (see above), not by the writer task.
         var direct: Bool
         var directWriteScheduled = false
+        /// Requests are taken only once the server admitted the connection (under its limit).
+        var admitted = false
+        /// The event loop's intake was refused a slot and waits to hear of room.
+        var intakeWaiting = false
+        var onRoom: (@Sendable () -> Void)?
     }
 
     private let state: Mutex<Locked>
@@ -62,6 +67,35 @@ final class Outbox: Sendable {
         }
     }
 
+    /// Takes the next slot if there is room, for the event loop's ``RequestIntake``, which is told
+    /// through ``onRoom(_:)`` when a refused reservation may succeed: room came, the connection was
+    /// admitted, or the writer stopped.
+    func tryReserve() -> ConnectionStateMachine.Reservation {
+        state.withLock { state in
+            guard state.admitted else {
+                state.intakeWaiting = true
+                return .full
+            }
+            let reservation = state.machine.reserve()
+            if reservation == .full { state.intakeWaiting = true }
+            return reservation
+        }
+    }
+
+    /// Sets what ``tryReserve()``'s caller is told when room may have come.
+    func onRoom(_ callback: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onRoom = callback }
+    }
+
+    /// The server admitted the connection: requests may be taken.
+    func admit() {
+        let callback = state.withLock { state in
+            state.admitted = true
+            return state.takeRoomCallback()
+        }
+        callback?()
+    }
+
     /// Fills a slot and gets it written: directly, or by waking the writer task.
     func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, close: Bool = false) {
         enum Next { case nothing, wakeWriter, scheduleDirectWrite }
@@ -85,15 +119,17 @@ final class Outbox: Sendable {
     private func writeDirectly() {
         guard let channel else { return }
         let writable = channel.isWritable
-        let (ready, waiters) = state.withLock { state in
+        let (ready, waiters, intake) = state.withLock {
+            state -> (ConnectionStateMachine.Ready, [CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
             state.directWriteScheduled = false
-            guard state.direct, writable else { return (ConnectionStateMachine.Ready(), [CheckedContinuation<Void, Never>]()) }
+            guard state.direct, writable else { return (ConnectionStateMachine.Ready(), [], nil) }
             let ready = state.machine.takeReady()
-            guard ready.freedRoom else { return (ready, []) }
+            guard ready.freedRoom else { return (ready, [], nil) }
             defer { state.roomWaiters = [] }
-            return (ready, state.roomWaiters)
+            return (ready, state.roomWaiters, state.takeRoomCallback())
         }
         for waiter in waiters { waiter.resume() }
+        intake?()
         if !ready.slots.isEmpty {
             var buffer = channel.allocator.buffer(capacity: ready.slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
             for slot in ready.slots { buffer.writeBytes(slot.bytes!) }
@@ -171,12 +207,13 @@ final class Outbox: Sendable {
 
     /// The writer stopped (peer gone, or a closing error sent): release a reader waiting for room.
     func abort() {
-        let waiters = state.withLock { state in
+        let (waiters, intake) = state.withLock { state in
             state.machine.stopWriting()
             defer { state.roomWaiters = [] }
-            return state.roomWaiters
+            return (state.roomWaiters, state.takeRoomCallback())
         }
         for waiter in waiters { waiter.resume() }
+        intake?()
         releaseSubscriptionWaiters()
         wakeups.finish()
     }
@@ -184,17 +221,28 @@ final class Outbox: Sendable {
     /// The leading filled slots, in order; frees their places for new requests. With direct
     /// answers, none (the event loop writes them), but whether the connection is done.
     func takeReady() -> (slots: [Slot], drained: Bool) {
-        let (ready, waiters) = state.withLock { state -> (ConnectionStateMachine.Ready, [CheckedContinuation<Void, Never>]) in
-            if state.direct { return (ConnectionStateMachine.Ready(slots: [], drained: state.machine.isDrained), []) }
+        let (ready, waiters, intake) = state.withLock {
+            state -> (ConnectionStateMachine.Ready, [CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
+            if state.direct { return (ConnectionStateMachine.Ready(slots: [], drained: state.machine.isDrained), [], nil) }
             let ready = state.machine.takeReady()
-            guard ready.freedRoom else { return (ready, [CheckedContinuation<Void, Never>]()) }
+            guard ready.freedRoom else { return (ready, [CheckedContinuation<Void, Never>](), nil) }
             defer { state.roomWaiters = [] }
-            return (ready, state.roomWaiters)
+            return (ready, state.roomWaiters, state.takeRoomCallback())
         }
         for waiter in waiters { waiter.resume() }
+        intake?()
         return (ready.slots, ready.drained)
     }
 
     /// The subscriptions whose `subscribe` answer has been written.
     var activeSubscriptions: [Subscription] { state.withLock { $0.machine.activeSubscriptions } }
+}
+
+extension Outbox.Locked {
+    /// The intake's callback when it waits for room, which it then no longer does.
+    fileprivate mutating func takeRoomCallback() -> (@Sendable () -> Void)? {
+        guard intakeWaiting else { return nil }
+        intakeWaiting = false
+        return onRoom
+    }
 }

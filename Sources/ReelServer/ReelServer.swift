@@ -43,37 +43,29 @@ public struct ReelServer<State: StoreState>: Service {
         // Connections reach the accept loop through an inbox rather than the async `bind`'s
         // stream, which can drop one at shutdown and trap (see ConnectionInbox).
         let inbox = ConnectionInbox()
-        let listener = try await ServerBootstrap(group: eventLoopGroup)
-            .serverChannelOption(.backlog, value: 256)
-            // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
-            // this, NIO would close the whole connection at the end of its input.
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(
-                        InputGate(),
-                        LineFramingHandler(maxLineLength: limits.maxLineLength),
-                        MidLineStallHandler(timeout: limits.midLineTimeout)
-                    )
-                    try inbox.admit(channel)
-                }
-            }
-            .bind(unixDomainSocketPath: configuration.socketPath).get()
+        let queryPool = NIOThreadPool(numberOfThreads: 2)
+        queryPool.start()
+        let handler = MethodHandler(
+            store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize
+        )
+        let listener: any Channel
+        do {
+            listener = try await bind(inbox: inbox, handler: handler, limits: limits)
+        } catch {
+            try? await queryPool.shutdownGracefully()
+            throw error
+        }
         // However the listening socket ends, the accept loop ends with it.
         listener.closeFuture.whenComplete { _ in inbox.close() }
         do {
             try configuration.onBound(configuration.socketPath)
         } catch {
             try? await listener.close()
+            try? await queryPool.shutdownGracefully()
             throw error
         }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)"])
 
-        let queryPool = NIOThreadPool(numberOfThreads: 2)
-        queryPool.start()
-        let handler = MethodHandler(
-            store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize
-        )
         let open = ConnectionCount()
         let ids = SubscriptionIDs()
         await withDiscardingTaskGroup { group in
@@ -83,13 +75,11 @@ public struct ReelServer<State: StoreState>: Service {
                     group.addTask {
                         defer { if admitted { open.release() } }
                         guard admitted else {
-                            await refuse(connection, limit: limits.maxConnections)
+                            await refuse(connection.channel, limit: limits.maxConnections)
                             return
                         }
-                        let peer = await Self.peerCredentials(of: connection.channel)
                         await ServerConnection(
-                            channel: connection, peer: peer, handler: handler, limits: limits,
-                            logger: logger, subscriptionIDs: ids
+                            connection: connection, handler: handler, limits: limits, logger: logger, subscriptionIDs: ids
                         ).run()
                     }
                 }
@@ -104,7 +94,31 @@ public struct ReelServer<State: StoreState>: Service {
         logger.info("server stopped")
     }
 
-    private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, limit: Int) async {
+    /// Binds the socket. Each accepted connection gets its pipeline (the input gate, framing, the
+    /// stall timer, the request intake) and goes to the inbox.
+    private func bind(inbox: ConnectionInbox, handler: MethodHandler<State>, limits: ServerConfiguration.Limits) async throws -> any Channel {
+        try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: 256)
+            // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
+            // this, NIO would close the whole connection at the end of its input.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                Self.peerCredentials(of: channel).flatMapThrowing { peer in
+                    let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel)
+                    try channel.pipeline.syncOperations.addHandlers(
+                        WritabilityRelay(outbox: outbox),
+                        InputGate(),
+                        LineFramingHandler(maxLineLength: limits.maxLineLength),
+                        MidLineStallHandler(timeout: limits.midLineTimeout),
+                        RequestIntake(outbox: outbox, handler: handler, peer: peer)
+                    )
+                    try inbox.admit(channel, outbox: outbox, peer: peer)
+                }
+            }
+            .bind(unixDomainSocketPath: configuration.socketPath).get()
+    }
+
+    private func refuse(_ connection: NIOAsyncChannel<RoutedRequest, ByteBuffer>, limit: Int) async {
         let error = RPCError(
             code: RPCError.Code.overloaded, message: "the daemon already serves \(limit) connections; try again later"
         )
@@ -115,15 +129,14 @@ public struct ReelServer<State: StoreState>: Service {
 
     /// The peer's uid, gid and pid from `SO_PEERCRED`: who is on the other end of the socket, as
     /// the kernel saw it at `connect`. Stamped on every action the connection dispatches.
-    static func peerCredentials(of channel: any Channel) async -> Peer {
-        guard let provider = channel as? any SocketOptionProvider,
-            let credentials: reel_ucred = try? await provider.unsafeGetSocketOption(
-                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
-            ).get()
-        else {
-            return .unknown
-        }
-        return Peer(uid: UInt32(credentials.uid), gid: UInt32(credentials.gid), pid: Int32(credentials.pid))
+    static func peerCredentials(of channel: any Channel) -> EventLoopFuture<Peer> {
+        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(.unknown) }
+        let credentials: EventLoopFuture<reel_ucred> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
+        )
+        return credentials
+            .map { Peer(uid: UInt32($0.uid), gid: UInt32($0.gid), pid: Int32($0.pid)) }
+            .recover { _ in .unknown }
     }
 }
 

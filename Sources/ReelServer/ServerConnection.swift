@@ -8,21 +8,23 @@ import ReelStore
 import ServiceLifecycle
 import Synchronization
 
-/// One client connection: reads requests line by line, runs them concurrently, writes responses in
-/// request order and subscription updates as the state changes.
+/// One client connection, past its event loop's ``RequestIntake``: runs the requests the intake
+/// routed on (queries, subscriptions) concurrently, and writes subscription updates as the state
+/// changes; answers go out in request order (``Outbox``).
 struct ServerConnection<State: StoreState>: Sendable {
-    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-    let peer: Peer
+    let connection: ConnectionInbox.Connection
     let handler: MethodHandler<State>
     let limits: ServerConfiguration.Limits
     let logger: Logger
     let subscriptionIDs: SubscriptionIDs
 
+    var channel: NIOAsyncChannel<RoutedRequest, ByteBuffer> { connection.channel }
+    var peer: Peer { connection.peer }
+
     func run() async {
-        let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel.channel)
+        let outbox = connection.outbox
         let store = handler.store
         do {
-            try await channel.channel.pipeline.addHandler(WritabilityRelay(outbox: outbox), position: .first).get()
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -37,7 +39,7 @@ struct ServerConnection<State: StoreState>: Sendable {
                     group.addTask {
                         await withGracefulShutdownHandler {
                             await withTaskGroup(of: Void.self) { requests in
-                                await readRequests(inbound, outbox: outbox, requests: &requests)
+                                await runRequests(inbound, outbox: outbox, requests: &requests)
                             }
                         } onGracefulShutdown: {
                             // Stop reading, keeping the socket whole (see InputGate): what was read
@@ -47,6 +49,7 @@ struct ServerConnection<State: StoreState>: Sendable {
                         outbox.close()
                     }
                     defer { outbox.abort() }
+                    outbox.admit()
                     try await UpdateWriter(handler: handler, outbox: outbox, outbound: outbound).run()
                     try await Self.flush(channel.channel)
                     group.cancelAll()
@@ -57,26 +60,17 @@ struct ServerConnection<State: StoreState>: Sendable {
         }
     }
 
-    /// Reads requests until the input ends, and carries out what the router decides for each.
-    private func readRequests(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, outbox: Outbox, requests group: inout TaskGroup<Void>
+    /// Carries out the requests the intake routed here, until the input ends.
+    private func runRequests(
+        _ inbound: NIOAsyncChannelInboundStream<RoutedRequest>, outbox: Outbox, requests group: inout TaskGroup<Void>
     ) async {
         let handler = self.handler, peer = self.peer
-        var router = RequestRouter<DispatchTicket> { handler.denial($0, peer: peer) }
         do {
-            for try await line in inbound {
-                guard let slot = await outbox.reserve() else { return }
-                switch line.withUnsafeReadableBytes({ router.route($0) }) {
-                case .answer(let bytes):
-                    outbox.fill(slot, with: bytes)
-                case .dispatch(let id, let params):
-                    let ticket = handler.submit(params, peer: peer)
-                    router.noteDispatched(ticket)
-                    // Answered from the writer thread as the commit settles it: no task per
-                    // dispatch, and no wake-up but the connection writer's.
-                    ticket.onSettled { outcome in
-                        outbox.fill(slot, with: Self.encode(id, MethodHandler<State>.response(to: params, outcome: outcome)))
-                    }
+            for try await request in inbound {
+                let slot = request.slot
+                switch request.route {
+                case .answer, .dispatch:
+                    preconditionFailure("the intake carries out answers and dispatches itself")
                 case .subscribe(let id, let params, let barrier):
                     outbox.useWriterTask()  // updates and answers from one writer from now on
                     await Self.settle(barrier)

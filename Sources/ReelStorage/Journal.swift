@@ -47,6 +47,9 @@ final class Journal: @unchecked Sendable {
     static let retryDelay: Duration = .milliseconds(100)
 
     private var pending = EncodedBatch()
+    private var pendingBytes = 0
+    /// Bytes of the batch the applier is committing now.
+    private var applyingBytes = 0
     private var pendingKeys: [String] = []
     private var oldestPending: ContinuousClock.Instant?
     /// Keys of journaled groups until LMDB holds them, for the writer's idempotency checks.
@@ -95,7 +98,7 @@ final class Journal: @unchecked Sendable {
     var unappliedBytes: Int {
         condition.lock()
         defer { condition.unlock() }
-        return pending.byteCount
+        return pendingBytes + applyingBytes
     }
 
     func key(_ key: String) -> DedupRecord? {
@@ -107,7 +110,9 @@ final class Journal: @unchecked Sendable {
     /// Hands a journaled (or checkpoint-only) batch to the applier.
     func enqueue(_ batch: EncodedBatch, keys newKeys: [(key: String, record: DedupRecord)], start: () -> Void) {
         condition.lock()
+        let wasEmpty = pending.isEmpty
         pending.append(batch)
+        pendingBytes += batch.byteCount
         for (key, record) in newKeys {
             keys[key] = record
             pendingKeys.append(key)
@@ -117,7 +122,10 @@ final class Journal: @unchecked Sendable {
         let needsThread = !applierRunning
         applierRunning = true
         stopping = false
-        condition.broadcast()
+        // The applier needs waking only to start its delay or to apply at once: with batches
+        // already waiting, it sleeps until their delay is up, and waking it for each append
+        // would cost two context switches per group.
+        if wasEmpty || pendingBytes >= Self.applyBytes { condition.broadcast() }
         condition.unlock()
         if needsThread { start() }
     }
@@ -177,11 +185,13 @@ final class Journal: @unchecked Sendable {
             let now = ContinuousClock.now
             if !pending.isEmpty {
                 var due = oldestPending.map { $0 + applyDelay } ?? now
-                if drainers > 0 || stopping || pending.byteCount >= Self.applyBytes { due = now }
+                if drainers > 0 || stopping || pendingBytes >= Self.applyBytes { due = now }
                 if failure != nil, let retryAt { due = max(due, retryAt) }
                 if due <= now {
                     let batch = pending
                     pending = EncodedBatch()
+                    applyingBytes = pendingBytes
+                    pendingBytes = 0
                     return batch
                 }
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(due - now)))
@@ -195,11 +205,13 @@ final class Journal: @unchecked Sendable {
     func applied(_ batch: EncodedBatch, failure error: StorageError?) {
         condition.lock()
         defer { condition.unlock() }
+        applyingBytes = 0
         if let error {
             // Put it back in front of whatever came meanwhile, to be tried again.
             var restored = batch
             restored.append(pending)
             pending = restored
+            pendingBytes = pending.byteCount
             failure = error
             retryAt = .now + Self.retryDelay
             if error.code != .full { fatal = fatal ?? error }

@@ -1,0 +1,143 @@
+import DequeModule
+import NIOCore
+import ReelCore
+import ReelProtocol
+import ReelStore
+
+/// A request the intake routed to the connection's task: anything but a dispatch or an answer
+/// known at once, which the intake carries out itself.
+struct RoutedRequest: Sendable {
+    let slot: Int
+    let route: RequestRouter<DispatchTicket>.Route
+}
+
+/// The first step of every request, on the connection's event loop, right after framing: a slot
+/// in the ``Outbox``, the route (``RequestRouter``), and for a dispatch the hand-off to the store,
+/// whose commit fills the slot. A dispatch thus costs no task and no wake-up but the store
+/// writer's; other requests go on to the connection's task (``ServerConnection``) as a
+/// ``RoutedRequest``.
+///
+/// Back-pressure: when `maxInFlight` answers are owed, lines wait here and the intake asks the
+/// socket for no more reads until the outbox has room (``Outbox/onRoom(_:)``). An end of input or
+/// a framing error waits behind those lines, so that what was read is answered. Until the server
+/// admits the connection (under its connection limit), every line waits.
+final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = RoutedRequest
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum Held {
+        case event(Any)
+        case error(any Error)
+    }
+
+    private let outbox: Outbox
+    private let handler: MethodHandler<State>
+    private let peer: Peer
+    private var router: RequestRouter<DispatchTicket>
+    private var waiting: Deque<ByteBuffer> = []
+    private var held: [Held] = []
+    private var readHeld = false
+    private var removed = false
+
+    init(outbox: Outbox, handler: MethodHandler<State>, peer: Peer) {
+        self.outbox = outbox
+        self.handler = handler
+        self.peer = peer
+        router = RequestRouter { handler.denial($0, peer: peer) }
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        outbox.onRoom {
+            loop.execute {
+                let (intake, context) = bound.value
+                intake.roomCame(context: context)
+            }
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        removed = true
+        outbox.onRoom {}  // (the callback holds this handler)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let line = unwrapInboundIn(data)
+        if waiting.isEmpty, take(line, context: context) { return }
+        waiting.append(line)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if waiting.isEmpty { context.read() } else { readHeld = true }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if waiting.isEmpty { context.fireUserInboundEventTriggered(event) } else { held.append(.event(event)) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if waiting.isEmpty { context.fireErrorCaught(error) } else { held.append(.error(error)) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        waiting.removeAll()  // the peer is gone: nothing more will be answered
+        releaseHeld(context: context)
+        context.fireChannelInactive()
+    }
+
+    /// Routes a line if it gets a slot; `false` when there is no room (it must wait).
+    private func take(_ line: ByteBuffer, context: ChannelHandlerContext) -> Bool {
+        let slot: Int
+        switch outbox.tryReserve() {
+        case .slot(let index): slot = index
+        case .full: return false
+        case .stopped: return true  // the peer is gone: nothing will be answered
+        }
+        let route = line.withUnsafeReadableBytes { router.route($0) }
+        switch route {
+        case .answer(let bytes):
+            outbox.fill(slot, with: bytes)
+        case .dispatch(let id, let params):
+            let ticket = handler.submit(params, peer: peer)
+            router.noteDispatched(ticket)
+            // Answered from the writer thread as the commit settles it (see Outbox.fill).
+            let outbox = self.outbox
+            ticket.onSettled { outcome in
+                outbox.fill(slot, with: ServerConnection<State>.encode(id, MethodHandler<State>.response(to: params, outcome: outcome)))
+            }
+        case .subscribe, .unsubscribe, .call:
+            context.fireChannelRead(wrapInboundOut(RoutedRequest(slot: slot, route: route)))
+        }
+        return true
+    }
+
+    private func roomCame(context: ChannelHandlerContext) {
+        guard !removed, !waiting.isEmpty else { return }
+        // Lines routed on here reach the connection's task at the next read-complete, as if
+        // they had just been read.
+        defer { context.fireChannelReadComplete() }
+        while let line = waiting.first {
+            guard take(line, context: context) else { return }
+            waiting.removeFirst()
+        }
+        releaseHeld(context: context)
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    private func releaseHeld(context: ChannelHandlerContext) {
+        let events = held
+        held = []
+        for event in events {
+            switch event {
+            case .event(let event): context.fireUserInboundEventTriggered(event)
+            case .error(let error): context.fireErrorCaught(error)
+            }
+        }
+    }
+}
