@@ -7,13 +7,7 @@ import Testing
 
 /// Checksums on every stored record: damage is an error naming what is damaged, never data.
 struct IntegrityTests {
-    func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope {
-        ActionEnvelope(
-            seq: seq, action: Action(type: "set", payload: ["path": "/n", "value": .int(Int64(seq))]),
-            time: Timestamp(nanosecondsSince1970: 1_700_000_000_000_000_000 + Int64(seq)),
-            peer: Peer(uid: 1000, gid: 100, pid: 4242), idempotencyKey: key
-        )
-    }
+    func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope { numberedEnvelope(seq, key: key) }
 
     /// A directory holding actions 1...count, keys on every fifth, checkpoints at 10 and 20.
     func filled(_ path: String, count: UInt64 = 24) throws {

@@ -8,13 +8,7 @@ import Testing
 /// The journal: one sync per acknowledged group, LMDB later, and nothing acknowledged lost or
 /// unacknowledged served whatever state the two files are found in.
 struct JournalTests {
-    func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope {
-        ActionEnvelope(
-            seq: seq, action: Action(type: "set", payload: ["path": "/n", "value": .int(Int64(seq))]),
-            time: Timestamp(nanosecondsSince1970: 1_700_000_000_000_000_000 + Int64(seq)),
-            peer: Peer(uid: 1000, gid: 100, pid: 4242), idempotencyKey: key
-        )
-    }
+    func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope { numberedEnvelope(seq, key: key) }
 
     /// Groups of `size` actions from `first`, the first action of each keyed "k<seq>".
     func groups(from first: UInt64, count: Int, size: UInt64 = 3) -> [CommitBatch] {
