@@ -3,16 +3,23 @@ import ReelJSON
 
 /// One group commit as the journal holds it: the log records of consecutive seqs (exactly the
 /// bytes LMDB's `log` database will hold) and the idempotency keys they used.
-struct JournalGroup: Sendable {
-    var firstSeq: UInt64
+package struct JournalGroup: Sendable {
+    package var firstSeq: UInt64
     /// ``EnvelopeCodec`` records of `firstSeq`, `firstSeq + 1`, …
-    var records: [[UInt8]]
-    var dedup: [(key: String, record: DedupRecord)]
+    package var records: [[UInt8]]
+    package var dedup: [(key: String, record: DedupRecord)]
 
-    var lastSeq: UInt64 { firstSeq + UInt64(records.count) - 1 }
+    package init(firstSeq: UInt64, records: [[UInt8]], dedup: [(key: String, record: DedupRecord)]) {
+        self.firstSeq = firstSeq
+        self.records = records
+        self.dedup = dedup
+    }
+
+    package var lastSeq: UInt64 { firstSeq + UInt64(records.count) - 1 }
 }
 
-/// The journal's record format and how a file of them is read back.
+/// The journal's record format and how a file of them is read back. (`package`: the fuzzers
+/// read journals directly.)
 ///
 /// A record, 8-byte aligned:
 ///
@@ -28,13 +35,13 @@ struct JournalGroup: Sendable {
 /// follows the chain from offset 0 while each record is intact and continues the seqs of the one
 /// before; anything intact with a *higher* seq after the point where the chain stops means an
 /// acknowledged record in between is damaged, which is refused rather than served as a shorter log.
-enum JournalFormat {
+package enum JournalFormat {
     static let magic: UInt32 = 0x314A_4C52  // "RLJ1", little endian
     static let headerSize = 32
     static let alignment = 8
     static let checksumSeed: UInt64 = 0x5265_656C_4A6E_6C31
 
-    static func encode(_ group: JournalGroup) -> [UInt8] {
+    package static func encode(_ group: JournalGroup) -> [UInt8] {
         var payload = BinaryWriter(reservingCapacity: group.records.reduce(16) { $0 + $1.count + 3 })
         for record in group.records {
             payload.writeVarint(UInt64(record.count))
@@ -62,7 +69,7 @@ enum JournalFormat {
 
     /// The intact record at `offset`: its group and its size with padding; `nil` for anything
     /// else (zeros, a torn or damaged record, bytes that are not a record).
-    static func record(in file: UnsafeRawBufferPointer, at offset: Int) -> (group: JournalGroup, size: Int)? {
+    package static func record(in file: UnsafeRawBufferPointer, at offset: Int) -> (group: JournalGroup, size: Int)? {
         guard offset >= 0, file.count - offset >= headerSize, load(UInt32.self, file, offset) == magic else { return nil }
         let length = Int(load(UInt32.self, file, offset + 4))
         let count = Int(load(UInt32.self, file, offset + 16))
@@ -137,7 +144,7 @@ enum JournalFormat {
         return unapplied
     }
 
-    static func unappliedGroups(in file: [UInt8], after applied: UInt64, path: String) throws(StorageError) -> [JournalGroup] {
+    package static func unappliedGroups(in file: [UInt8], after applied: UInt64, path: String) throws(StorageError) -> [JournalGroup] {
         try file.withUnsafeBytes { buffer in
             Result { () throws(StorageError) in try unappliedGroups(in: buffer, after: applied, path: path) }
         }.get()

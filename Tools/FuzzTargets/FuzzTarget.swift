@@ -32,6 +32,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case checkpoint
     /// The `bisect` condition language.
     case condition
+    /// The journal reader: records built valid from the input, then its bytes as they are, one
+    /// maybe flipped; the groups read continue LMDB's log without a gap, or the file is refused.
+    case journal
 
     /// Runs the target on one input.
     public func run(_ input: UnsafeRawBufferPointer) {
@@ -44,6 +47,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .envelope: Self.envelope(input)
         case .checkpoint: Self.checkpoint(input)
         case .condition: Self.condition(input)
+        case .journal: Self.journal(input)
         }
     }
 
@@ -160,5 +164,51 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let document: JSONValue = ["character": ["hp": 3, "name": "Hero", "items": ["sword", 2.5, nil, true]], "n": -1]
         _ = condition.holds(in: document)
         _ = condition.holds(in: .null)
+    }
+
+    static func journal(_ input: UnsafeRawBufferPointer) {
+        guard input.count >= 4 else { return }
+        let applied = UInt64(input[0] % 8)
+        let groupCount = Int(input[1] % 5)
+        let start = UInt64(input[2] % 6) + 1  // before, at or after applied + 1
+        let flip = input[3]  // 0: no flip; else the flipped byte's place, as a share of the file
+        var rest = input.dropFirst(4)[...]
+        var file: [UInt8] = []
+        var seq = start
+        for _ in 0..<groupCount {
+            // Each group: 1 to 3 records of up to 15 bytes, cut from the input.
+            let count = 1 + Int((rest.first ?? 0) % 3)
+            var records: [[UInt8]] = []
+            for _ in 0..<count {
+                let size = min(rest.count, Int((rest.first ?? 0) % 16))
+                records.append(Array(rest.prefix(size)))
+                rest = rest.dropFirst(size == 0 ? 1 : size)
+            }
+            file += JournalFormat.encode(JournalGroup(firstSeq: seq, records: records, dedup: []))
+            seq += UInt64(count)
+        }
+        let built = file.count
+        file += rest
+        if flip != 0, !file.isEmpty {
+            file[Int(flip) * (file.count - 1) / 255] ^= 0x20
+        }
+        let groups: [JournalGroup]
+        do {
+            groups = try JournalFormat.unappliedGroups(in: file, after: applied, path: "fuzz")
+        } catch {
+            require(error.code == .corrupt, "the journal reader failed with \(error.code), not corrupt")
+            return
+        }
+        var expected = applied + 1
+        for group in groups {
+            require(group.firstSeq == expected && !group.records.isEmpty, "groups read do not continue the log at \(expected)")
+            expected = group.lastSeq + 1
+            let again = JournalFormat.encode(group).withUnsafeBytes { JournalFormat.record(in: $0, at: 0) }
+            require(again?.group.records == group.records && again?.group.firstSeq == group.firstSeq, "a group read does not survive encoding")
+        }
+        // Records written without damage or anything after them are read whole, past `applied`.
+        if flip == 0, file.count == built, start <= applied + 1 {
+            require(expected == max(seq, applied + 1), "an intact journal read up to \(expected - 1), not \(seq - 1)")
+        }
     }
 }
