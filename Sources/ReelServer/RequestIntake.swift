@@ -106,7 +106,7 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
             // Answered from the writer thread as the commit settles it (see Outbox.fill).
             let outbox = self.outbox
             ticket.onSettled { outcome in
-                outbox.fill(slot, with: ServerConnection<State>.encode(id, MethodHandler<State>.response(to: params, outcome: outcome)))
+                outbox.fill(slot, with: AnswerLine.dispatch(id, params, outcome))
             }
         case .subscribe, .unsubscribe, .call:
             context.fireChannelRead(wrapInboundOut(RoutedRequest(slot: slot, route: route)))

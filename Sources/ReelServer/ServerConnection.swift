@@ -126,9 +126,28 @@ extension ServerConnection {
     }
 
     static func encode(_ id: RPCID, _ outcome: Result<any MethodResult, RPCError>) -> [UInt8] {
+        AnswerLine.encode(id, outcome)
+    }
+}
+
+/// Answers as the bytes of one line. Not inside a generic type: code generic over the store's
+/// state is not specialized across modules, and every call into it looks its type metadata up at
+/// run time — per answer, on the dispatch path.
+enum AnswerLine {
+    static func encode(_ id: RPCID, _ outcome: Result<any MethodResult, RPCError>) -> [UInt8] {
         switch outcome {
         case .success(let result): success(id, result)
         case .failure(let error): RPCResponse(id: id, error: error).encodedLine()
+        }
+    }
+
+    /// A settled dispatch's answer, with its concrete result type (no existential box).
+    static func dispatch(_ id: RPCID, _ params: DispatchParams, _ outcome: DispatchTicket.Outcome) -> [UInt8] {
+        switch outcome {
+        case .success(let result):
+            RPCSuccess(id: id, result: DispatchOutcome(seqs: result.seqs, duplicate: result.duplicate, batch: params.isBatch)).encodedLine()
+        case .failure(let error):
+            RPCResponse(id: id, error: RPCError(error, expectedSeq: params.expectedSeq)).encodedLine()
         }
     }
 
