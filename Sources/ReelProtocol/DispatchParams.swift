@@ -19,6 +19,8 @@ public struct DispatchParams: Sendable, Equatable {
     /// The longest idempotency key, in UTF-8 bytes. Keys are stored for every keyed dispatch, so
     /// they are meant to be ids (a UUID is 36 bytes), not documents.
     public static let maxIdempotencyKeyLength = 256
+    /// (A constant: an array literal at the call would be allocated for every dispatch.)
+    static let paramNames = ["action", "actions", "expectedSeq", "idempotencyKey"]
 
     /// The actions, in order; exactly one unless ``isBatch``. Set through the initializers, which
     /// keep the two consistent.
@@ -63,8 +65,7 @@ public struct DispatchParams: Sendable, Equatable {
     ///   batch, a malformed action, a bad `expectedSeq` or `idempotencyKey`, or an unknown member;
     ///   1007 for a batch of more than ``maxBatchSize`` actions.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(
-            params, method: .dispatch, allowed: ["action", "actions", "expectedSeq", "idempotencyKey"])
+        let reader = try ParamsReader(params, method: .dispatch, allowed: Self.paramNames)
         switch (reader["action"], reader["actions"]) {
         case (nil, nil):
             throw .invalidParams(

@@ -31,7 +31,8 @@ struct ParamsReader {
         case let other?:
             throw .invalidParams("params must be an object, not \(other.described)")
         }
-        for key in members.keys.sorted() where !allowed.contains(key) {
+        // The first unknown member in sorted order, for a stable message; no sorting unless one is there.
+        if let key = members.keys.filter({ !allowed.contains($0) }).min() {
             let takes = allowed.isEmpty ? "it takes no params" : "it takes \(allowed.joined(separator: ", "))"
             throw .invalidParams("\(method.rawValue) has no param \(JSONValue.string(key).jsonString) (\(takes))")
         }
@@ -101,7 +102,7 @@ func readAction(_ value: JSONValue, label: String) throws(RPCError) -> Action {
     guard case .object(let members) = value else {
         throw .invalidParams("\(label) must be an action object {\"type\": …, \"payload\": …}, not \(value.described)")
     }
-    for key in members.keys.sorted() where key != "type" && key != "payload" {
+    if let key = members.keys.filter({ $0 != "type" && $0 != "payload" }).min() {
         throw .invalidParams("\(label) has an unknown member \(JSONValue.string(key).jsonString) (an action has type and payload)")
     }
     guard let type = members["type"] else {

@@ -135,7 +135,10 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
             default: throw failure("params must be an object or an array, not \(params.described) (omit it for none)")
             }
         }
-        for key in members.keys.sorted() where !Self.members.contains(key) {
+        // Every member read above is a known one: more members than that means an unknown one,
+        // named (the first in sorted order, for a stable message) only then.
+        let known = 2 + (members["id"] == nil ? 0 : 1) + (params == nil ? 0 : 1)
+        if members.count > known, let key = members.keys.filter({ !Self.members.contains($0) }).min() {
             throw failure("unknown member \(JSONValue.string(key).jsonString) in the request (a request has jsonrpc, id, method and params)")
         }
         self.init(id: id, method: method, params: params)
