@@ -98,6 +98,8 @@ extension DataDirectory {
         _ batch: EncodedBatch, env: LMDBEnvironment, databases: (log: LMDBDatabase, dedup: LMDBDatabase, checkpoints: LMDBDatabase)
     ) throws(StorageError) {
         let (log, dedup, checkpoints) = databases
+        // Encoded before the transaction: its body may run again after the map grows.
+        let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
         do {
             try env.write { txn in
                 if let first = batch.records.first {
@@ -112,11 +114,11 @@ extension DataDirectory {
                 for record in batch.dedup {
                     try txn.put(record.value, forKey: record.key, in: dedup)
                 }
-                for record in batch.checkpoints {
+                for record in checkpointRecords {
                     try txn.put(record.bytes, forKey: record.seq, in: checkpoints, append: false)
                 }
                 if !batch.records.isEmpty { CrashPoint.commitInside.reach() }
-                if !batch.checkpoints.isEmpty { CrashPoint.checkpointCommit.reach() }
+                if !checkpointRecords.isEmpty { CrashPoint.checkpointCommit.reach() }
             }
         } catch {
             throw Self.wrap(error, "commit failed")

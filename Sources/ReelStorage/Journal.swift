@@ -4,21 +4,24 @@ import Foundation
 struct EncodedBatch: Sendable {
     var records: [(seq: UInt64, bytes: [UInt8])] = []
     var dedup: [(key: [UInt8], value: [UInt8])] = []
-    var checkpoints: [(seq: UInt64, bytes: [UInt8])] = []
+    /// Checkpoints, encoded by whoever commits (``DataDirectory/commit(_:env:databases:)``): a
+    /// checkpoint's record copies and checksums the whole state, which stays off the
+    /// acknowledgement path when the applier commits.
+    var checkpoints: [Checkpoint] = []
 
     init() {}
 
     init(_ batch: CommitBatch) {
         records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
         dedup = batch.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
-        checkpoints = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
+        checkpoints = batch.checkpoints
     }
 
     var isEmpty: Bool { records.isEmpty && dedup.isEmpty && checkpoints.isEmpty }
     var lastSeq: UInt64? { records.last?.seq }
     var byteCount: Int {
         records.reduce(0) { $0 + $1.bytes.count } + dedup.reduce(0) { $0 + $1.key.count + $1.value.count }
-            + checkpoints.reduce(0) { $0 + $1.bytes.count }
+            + checkpoints.reduce(0) { $0 + $1.stateBytes.count }
     }
 
     mutating func append(_ other: EncodedBatch) {
