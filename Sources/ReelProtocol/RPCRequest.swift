@@ -137,7 +137,7 @@ public struct RPCRequest: Sendable, Equatable, LineEncodable {
         }
         // Every member read above is a known one: more members than that means an unknown one,
         // named (the first in sorted order, for a stable message) only then.
-        let known = 2 + (members["id"] == nil ? 0 : 1) + (params == nil ? 0 : 1)
+        let known = 2 + (id == nil ? 0 : 1) + (params == nil ? 0 : 1)  // (an id member is read or refused above)
         if members.count > known, let key = members.keys.filter({ !Self.members.contains($0) }).min() {
             throw failure("unknown member \(JSONValue.string(key).jsonString) in the request (a request has jsonrpc, id, method and params)")
         }
