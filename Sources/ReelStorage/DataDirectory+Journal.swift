@@ -62,6 +62,12 @@ extension DataDirectory {
         journal.enqueue(encoded, keys: batch.dedup, start: startApplier)
     }
 
+    /// Calls `observer` (on the applier thread) each time moving acknowledged groups into LMDB
+    /// fails. They stay in the journal, durable; appends are refused until a retry succeeds.
+    public func observeJournalFailures(_ observer: @escaping @Sendable (StorageError) -> Void) {
+        journal?.observeFailures(observer)
+    }
+
     /// Waits until LMDB holds every appended group (for a backup, or before writing directly).
     /// - Throws: the failure that keeps LMDB from taking them (the groups stay in the journal).
     public func drainJournal() throws(StorageError) {

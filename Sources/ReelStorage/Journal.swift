@@ -64,6 +64,10 @@ final class Journal: @unchecked Sendable {
     private var retryAt: ContinuousClock.Instant?
     /// A failure after which nothing more is written until the directory is reopened.
     private var fatal: StorageError?
+    /// LMDB commits attempted so far (successful or not).
+    private var attempts = 0
+    /// Told of each failed LMDB commit (the store logs it), on the applier thread.
+    private var failureObserver: (@Sendable (StorageError) -> Void)?
     private var drainers = 0
     private var applierRunning = false
     private var stopping = false
@@ -78,17 +82,21 @@ final class Journal: @unchecked Sendable {
 
     // MARK: writer side
 
-    /// The failure a new append must be refused with, if any.
+    /// The failure a new append must be refused with, if any. While LMDB commits fail with a full
+    /// disk, the applier tries again now and this waits for that attempt: once space is back, the
+    /// first dispatch succeeds, as it would with LMDB alone.
     func refusal() -> StorageError? {
         condition.lock()
         defer { condition.unlock() }
         if let fatal { return fatal }
-        if let failure {
-            retryAt = .now  // try again now: space may be back
-            condition.broadcast()
-            return failure
+        guard failure != nil else { return nil }
+        let attempt = attempts
+        retryAt = .now
+        condition.broadcast()
+        while attempts == attempt, fatal == nil, applierRunning {
+            condition.wait()
         }
-        return nil
+        return fatal ?? failure
     }
 
     func markFatal(_ error: StorageError) {
@@ -165,6 +173,12 @@ final class Journal: @unchecked Sendable {
         condition.unlock()
     }
 
+    func observeFailures(_ observer: @escaping @Sendable (StorageError) -> Void) {
+        condition.lock()
+        failureObserver = observer
+        condition.unlock()
+    }
+
     /// Lets the applier end without waiting for it.
     func stopSoon() {
         condition.lock()
@@ -207,8 +221,13 @@ final class Journal: @unchecked Sendable {
     /// Records the outcome of committing `batch` (taken by ``nextBatch()``) to LMDB.
     func applied(_ batch: EncodedBatch, failure error: StorageError?) {
         condition.lock()
-        defer { condition.unlock() }
+        let observer = error == nil ? nil : failureObserver
+        defer {
+            condition.unlock()
+            if let error { observer?(error) }
+        }
         applyingBytes = 0
+        attempts += 1
         if let error {
             // Put it back in front of whatever came meanwhile, to be tried again.
             var restored = batch

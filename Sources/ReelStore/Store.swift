@@ -49,6 +49,9 @@ public final class Store<State: StoreState>: Sendable {
         if directory.journalActionsRecovered > 0 {
             logger.notice("moved \(directory.journalActionsRecovered) acknowledged actions from the journal into the log (the last run ended before LMDB had them)")
         }
+        directory.observeJournalFailures { [logger] error in
+            logger.error("moving acknowledged actions into LMDB failed; they stay in the journal, and dispatches wait for a retry: \(error.message)")
+        }
         if directory.staleReadersCleared > 0 {
             logger.notice("cleared \(directory.staleReadersCleared) stale LMDB reader slots left by killed processes")
         }

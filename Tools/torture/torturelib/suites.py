@@ -336,7 +336,15 @@ def fault_trial(env, case, seed):
             problems.append("%d dispatch(es) acknowledged while every write failed" % len(p2.acked))
         if not p2.errors:
             problems.append("no error while the disk was full")
-        if p3.errors or not p3.acked:
+        if "MDB_PANIC" in daemon.stderr_text():
+            # The fault failed LMDB's meta-page write (a `pwrite` on its O_DSYNC descriptor, which a
+            # real file system does not fail with ENOSPC, the page being written in place): LMDB
+            # then refuses every later commit by design, as after any failed meta write ('sync'
+            # faults). What was acknowledged is in the journal; the restart check below holds it.
+            notes.append("LMDB's meta-page write failed (MDB_PANIC): writes refused until a restart")
+            if p3.acked:
+                problems.append("%d dispatch(es) acknowledged after LMDB panicked" % len(p3.acked))
+        elif p3.errors or not p3.acked:
             codes = sorted({str(c) for _, c, _, _ in p3.errors})
             problems.append("after space came back: %d acked, %d answered %s (no recovery without a restart)" % (
                 len(p3.acked), len(p3.errors), "/".join(codes) or "-"))
@@ -361,6 +369,10 @@ def fault_trial(env, case, seed):
             if "commit failed; 0 dispatches not acknowledged" in daemon.stderr_text():
                 # The fault hit a commit that carried only a checkpoint: no dispatch to answer.
                 notes.append("the fault hit a checkpoint-only commit")
+            elif case.kind == "write" and "moving acknowledged actions into LMDB failed" in daemon.stderr_text():
+                # The fault hit the journal applier's LMDB commit of actions already durable in the
+                # journal; its retry succeeded before any dispatch had to be refused.
+                notes.append("the fault hit LMDB's commit of journaled actions, retried")
             else:
                 problems.append("the fault fired but no dispatch was answered with an error")
         if case.kind == "sync":
