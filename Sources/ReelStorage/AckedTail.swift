@@ -26,7 +26,6 @@ struct AckedTail: Sendable {
     }
 
     var lastSeq: UInt64 { groups.last?.lastSeq ?? applied }
-    var isEmpty: Bool { groups.isEmpty }
 
     /// Whether a group starting at `seq` continues the tail (when it is empty, LMDB's last seq,
     /// which commits made without the journal may have moved, is `latest`).

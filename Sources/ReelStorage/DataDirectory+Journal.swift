@@ -68,12 +68,6 @@ extension DataDirectory {
         journal?.observeFailures(observer)
     }
 
-    /// Waits until LMDB holds every appended group (for a backup, or before writing directly).
-    /// - Throws: the failure that keeps LMDB from taking them (the groups stay in the journal).
-    public func drainJournal() throws(StorageError) {
-        try journal?.drain()
-    }
-
     /// Moves everything into LMDB and stops the applier thread; appending starts it again.
     /// - Throws: the failure that keeps LMDB from taking the rest, which stays in the journal
     ///   for the next open.
@@ -145,12 +139,12 @@ extension DataDirectory {
             for (offset, record) in group.records.enumerated() {
                 batch.records.append((seq: group.firstSeq + UInt64(offset), bytes: record))
             }
-            batch.dedup += group.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
+            batch.append(dedup: group.dedup)
         }
         if !batch.isEmpty { try commit(batch) }
         if file.size < JournalFile.initialSize { try file.grow(toAtLeast: JournalFile.initialSize) }
         let journal = Journal(
-            file: file, applied: batch.lastSeq ?? latest, applyDelay: .milliseconds(Int64(options.journalApplyDelay * 1000)), cycleSize: options.journalCycleSize
+            file: file, applyDelay: .milliseconds(Int64(options.journalApplyDelay * 1000)), cycleSize: options.journalCycleSize
         )
         return (journal, batch.records.count)
     }

@@ -13,8 +13,13 @@ struct EncodedBatch: Sendable {
 
     init(_ batch: CommitBatch) {
         records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
-        dedup = batch.dedup.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
+        append(dedup: batch.dedup)
         checkpoints = batch.checkpoints
+    }
+
+    /// Idempotency records, encoded as the `dedup` database holds them.
+    mutating func append(dedup keys: [(key: String, record: DedupRecord)]) {
+        dedup += keys.map { (key: Array($0.key.utf8), value: $0.record.encoded(forKey: $0.key)) }
     }
 
     var isEmpty: Bool { records.isEmpty && dedup.isEmpty && checkpoints.isEmpty }
@@ -57,8 +62,6 @@ final class Journal: @unchecked Sendable {
     private var oldestPending: ContinuousClock.Instant?
     /// Keys of journaled groups until LMDB holds them, for the writer's idempotency checks.
     private var keys: [String: DedupRecord] = [:]
-    private var appendedSeq: UInt64
-    private var appliedSeq: UInt64
     /// The last LMDB commit's failure while it lasts (a full disk or map: retried).
     private var failure: StorageError?
     private var retryAt: ContinuousClock.Instant?
@@ -72,12 +75,10 @@ final class Journal: @unchecked Sendable {
     private var applierRunning = false
     private var stopping = false
 
-    init(file: JournalFile, applied: UInt64, applyDelay: Duration, cycleSize: Int) {
+    init(file: JournalFile, applyDelay: Duration, cycleSize: Int) {
         self.file = file
         self.applyDelay = applyDelay
         self.cycleSize = cycleSize
-        appendedSeq = applied
-        appliedSeq = applied
     }
 
     // MARK: writer side
@@ -128,7 +129,6 @@ final class Journal: @unchecked Sendable {
             keys[key] = record
             pendingKeys.append(key)
         }
-        if let last = batch.lastSeq { appendedSeq = last }
         if oldestPending == nil { oldestPending = .now }
         let needsThread = !applierRunning
         applierRunning = true
@@ -240,20 +240,12 @@ final class Journal: @unchecked Sendable {
         } else {
             failure = nil
             retryAt = nil
-            if let last = batch.lastSeq { appliedSeq = last }
             oldestPending = pending.isEmpty ? nil : .now
             let appliedKeys = pendingKeys.prefix(batch.dedup.count)
             for key in appliedKeys { keys[key] = nil }
             pendingKeys.removeFirst(appliedKeys.count)
         }
         condition.broadcast()
-    }
-
-    /// Whether every appended seq is in LMDB.
-    var isApplied: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return appliedSeq == appendedSeq && pending.isEmpty
     }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {

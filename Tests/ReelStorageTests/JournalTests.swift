@@ -67,7 +67,7 @@ struct JournalTests {
         #expect(try reader.latestSeq() == 14)
         #expect(try held(reader) == Array(1...14))
 
-        try data.drainJournal()
+        try data.closeJournal()
         #expect(try actionsInLMDB(data) == 14)
         #expect(try data.dedupRecord(forKey: "k6") == DedupRecord(firstSeq: 6, count: 3))
         #expect(try held(data) == Array(1...14))
