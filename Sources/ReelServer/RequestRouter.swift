@@ -65,18 +65,28 @@ struct RequestRouter<Ticket: Settling> {
         if let denial = denial(call.method) {
             return .answer(RPCResponse(id: id, error: denial).encodedLine())
         }
-        unsettled.removeAll { $0.isSettled }
         switch CallRoute(call) {
         case .dispatch(let params): return .dispatch(id, params)
-        case .handler(let call): return .call(id, call, after: unsettled)
-        case .subscribe(let params): return .subscribe(id, params, after: unsettled)
+        case .handler(let call):
+            pruneSettled()
+            return .call(id, call, after: unsettled)
+        case .subscribe(let params):
+            pruneSettled()
+            return .subscribe(id, params, after: unsettled)
         case .unsubscribe(let params): return .unsubscribe(id, params)
         }
     }
 
     /// The dispatch routed last went to the store with this ticket: later reads wait for it.
     mutating func noteDispatched(_ ticket: Ticket) {
+        // Pruned only now and then: asking a ticket whether it settled takes its lock, and a
+        // pipelining client would otherwise ask every unsettled one at every dispatch.
+        if unsettled.count >= 64 { pruneSettled() }
         unsettled.append(ticket)
+    }
+
+    private mutating func pruneSettled() {
+        unsettled.removeAll { $0.isSettled }
     }
 
     /// The last answer to a peer whose framing failed: the error, with a `null` id (the line could

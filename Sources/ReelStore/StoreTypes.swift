@@ -14,6 +14,10 @@ public struct StoreOptions: Sendable {
     public var checkpointAtShutdown = true
     /// How to open the data directory.
     public var storage = DataDirectory.Options()
+    /// How long the idle writer watches for the next dispatch before it sleeps (zero: it sleeps at
+    /// once). Saves a wake-up per dispatch for a client that sends one at a time, for at most this
+    /// much of one core after each commit.
+    public var writerIdleSpin: Duration = .microseconds(100)
 
     public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
         self.checkpointEvery = checkpointEvery

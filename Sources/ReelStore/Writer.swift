@@ -21,7 +21,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     let timeline: Timeline<State>
     let options: StoreOptions
     let logger: Logger
-    let queue = WriteQueue<DispatchRequest>()
+    let queue: WriteQueue<DispatchRequest>
     let watchers = CommitWatchers()
     let shared: Mutex<Shared>
     private let exited = ExitSignal()
@@ -43,6 +43,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         self.timeline = Timeline(directory: directory, definition: definition)
         self.options = options
         self.logger = logger
+        self.queue = WriteQueue(idleSpin: options.writerIdleSpin)
         self.state = restored.state
         self.seq = restored.seq
         self.checkpointRequestedSeq = lastCheckpointSeq
