@@ -37,36 +37,54 @@ struct ReelLoad: ParsableCommand {
         }
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var errors = 0
+        var readBuffer = [UInt8](repeating: 0, count: 1 << 16)
         let start = DispatchTime.now().uptimeNanoseconds
-        var descriptors = peers.map { pollfd(fd: $0.fd, events: 0, revents: 0) }
         var open = peers.count
+        // Every connection starts with its pipeline full; from then on a connection refills as its
+        // answers arrive and writes at once, asking poll for writability only when a write did not
+        // take everything (as redis-benchmark does: no poll before each write).
+        var descriptors = peers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        for index in peers.indices {
+            peers[index].fill(pipeline: pipeline)
+            try peers[index].write()
+        }
         while open > 0 {
-            for index in peers.indices {
-                peers[index].fill(pipeline: pipeline)
+            for index in peers.indices where descriptors[index].fd >= 0 {
                 descriptors[index].events = Int16(POLLIN) | (peers[index].wantsToWrite ? Int16(POLLOUT) : 0)
-                descriptors[index].revents = 0
-                if peers[index].isDone { descriptors[index].fd = -1 }
             }
-            guard poll(&descriptors, nfds_t(descriptors.count), 10_000) > 0 else {
-                throw ValidationError("no answer from \(socket) for 10 s")
-            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), 10_000)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { throw ValidationError("no answer from \(socket) for 10 s") }
             for index in peers.indices where descriptors[index].revents != 0 {
-                if descriptors[index].revents & Int16(POLLOUT) != 0 { try peers[index].write() }
-                if descriptors[index].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    for answer in try peers[index].read() {
-                        histogram.record(now - answer.sentAt)
-                        if !answer.succeeded { errors += 1 }
+                let events = descriptors[index].revents
+                descriptors[index].revents = 0
+                if events & Int16(POLLOUT) != 0 { try peers[index].write() }
+                guard events & Int16(POLLIN | POLLHUP | POLLERR) != 0 else { continue }
+                let now = DispatchTime.now().uptimeNanoseconds
+                try readBuffer.withUnsafeMutableBytes { buffer in
+                    try peers[index].read(into: buffer) { sentAt, succeeded in
+                        histogram.record(now - sentAt)
+                        if !succeeded { errors += 1 }
                     }
-                    if peers[index].isDone { open -= 1 }
+                }
+                if peers[index].isDone {
+                    open -= 1
+                    descriptors[index].fd = -1
+                } else {
+                    peers[index].fill(pipeline: pipeline)
+                    try peers[index].write()
                 }
             }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         func ms(_ percentile: Double) -> Double { Double(histogram.valueAtPercentile(percentile)) / 1e6 }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpuSeconds = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         let summary: [String: Double] = [
             "requests": Double(requests), "errors": Double(errors), "seconds": seconds,
             "perSecond": Double(requests) / seconds, "p50Ms": ms(50), "p99Ms": ms(99), "maxMs": Double(histogram.max) / 1e6,
+            "clientCPUMicrosPerRequest": cpuSeconds * 1e6 / Double(requests),
         ]
         let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
@@ -126,18 +144,18 @@ struct Peer {
 
     /// Queues requests up to the pipeline depth.
     mutating func fill(pipeline: Int) {
+        guard unsent > 0 && unanswered < pipeline else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         while unsent > 0 && unanswered < pipeline {
             outgoing += prefix
             outgoing += value
             outgoing += suffix
-            let id = Array(String(nextID).utf8)
-            outgoing += id
+            appendID()
             if keyed {
-                outgoing += Array(#""},"id":"#.utf8)
-                outgoing += id
+                outgoing += Self.keyedIDMember
+                appendID()
             }
-            outgoing += Array("}\n".utf8)
+            outgoing += Self.end
             nextID += 1
             unsent -= 1
             unanswered += 1
@@ -145,39 +163,80 @@ struct Peer {
         }
     }
 
+    private static let keyedIDMember = Array(#""},"id":"#.utf8)
+    private static let end = Array("}\n".utf8)
+    private static let result = Array(#""result":"#.utf8)
+
+    /// `nextID` in decimal, without a String.
+    private mutating func appendID() {
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { digits in
+            var number = nextID
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(number % 10)
+                number /= 10
+            } while number > 0
+            outgoing.append(contentsOf: digits[start...])
+        }
+    }
+
+    /// Sends what is queued, as much as the socket takes.
     mutating func write() throws {
+        guard !outgoing.isEmpty else { return }
         let written = outgoing.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if written > 0 {
+        if written == outgoing.count {
+            outgoing.removeAll(keepingCapacity: true)
+        } else if written > 0 {
             outgoing.removeFirst(written)
         } else if written < 0 && errno != EAGAIN && errno != EINTR {
             throw ValidationError("write failed: \(String(cString: strerror(errno)))")
         }
     }
 
-    /// Reads what is there; one answer per complete line.
-    mutating func read() throws -> [Answer] {
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    /// Reads what is there into `buffer` and reports each complete answer line: when its request
+    /// was sent, and whether it succeeded.
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer, answer: (UInt64, Bool) -> Void) throws {
+        let count = recv(fd, buffer.baseAddress, buffer.count, 0)
         if count == 0 { throw ValidationError("the daemon closed a connection with \(unanswered) answers owed") }
         if count < 0 {
-            if errno == EAGAIN || errno == EINTR { return [] }
+            if errno == EAGAIN || errno == EINTR { return }
             throw ValidationError("read failed: \(String(cString: strerror(errno)))")
         }
-        incoming += buffer[0..<count]
-        var answers: [Answer] = []
-        while let newline = incoming.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = incoming[..<newline]
-            // A success answer of dispatch: {"jsonrpc":"2.0","id":N,"result":{"seq":…}}.
-            let succeeded = line.firstRange(of: Array(#""result":"#.utf8)) != nil
-            answers.append(Answer(sentAt: sentAt[firstUnanswered], succeeded: succeeded))
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+        var lineStart = 0
+        for position in 0..<count where bytes[position] == UInt8(ascii: "\n") {
+            let succeeded: Bool
+            if incoming.isEmpty {
+                succeeded = Self.isSuccess(UnsafeRawBufferPointer(rebasing: bytes[lineStart..<position]))
+            } else {
+                incoming += bytes[lineStart..<position]
+                succeeded = incoming.withUnsafeBytes { Self.isSuccess($0) }
+                incoming.removeAll(keepingCapacity: true)
+            }
+            answer(sentAt[firstUnanswered], succeeded)
             firstUnanswered += 1
             unanswered -= 1
-            incoming.removeSubrange(...newline)
+            lineStart = position + 1
         }
+        incoming += bytes[lineStart..<count]
         if firstUnanswered > 4096 {
             sentAt.removeFirst(firstUnanswered)
             firstUnanswered = 0
         }
-        return answers
+    }
+
+    /// A success answer of dispatch: `{"jsonrpc":"2.0","id":N,"result":{"seq":…}}`.
+    private static func isSuccess(_ line: UnsafeRawBufferPointer) -> Bool {
+        let needle = result
+        guard line.count >= needle.count else { return false }
+        for start in 0...(line.count - needle.count) where line[start] == needle[0] {
+            var index = 1
+            while index < needle.count && line[start + index] == needle[index] { index += 1 }
+            if index == needle.count { return true }
+        }
+        return false
     }
 }
