@@ -57,10 +57,11 @@ extension JSONValue {
 /// The parser's cursor over one document. Invariant: `index <= count`, and `base[index]` is read only
 /// after checking `index < count`.
 struct JSONParser {
-    private let base: UnsafePointer<UInt8>
-    private let count: Int
+    // (Not private: JSONShapeReader walks the same cursor.)
+    let base: UnsafePointer<UInt8>
+    let count: Int
     private let maxDepth: Int
-    private var index = 0
+    var index = 0
     /// Reused across strings that contain escapes, so unescaping allocates only when it grows.
     private var scratch: [UInt8] = []
 
@@ -83,7 +84,7 @@ struct JSONParser {
     // MARK: Values
 
     /// Parses the value at `index`; `depth` is the number of arrays and objects around it.
-    private mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
+    mutating func parseValue(depth: Int) throws(JSONError) -> JSONValue {
         guard index < count else { throw expected("a JSON value") }
         switch base[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
@@ -379,7 +380,7 @@ struct JSONParser {
     // MARK: Helpers
 
     @inline(__always)
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < count {
             switch base[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1

@@ -44,6 +44,12 @@ struct RequestRouter<Ticket: Settling> {
 
     /// Routes one line (without its newline).
     mutating func route(_ line: UnsafeRawBufferPointer) -> Route {
+        if let (id, params) = DispatchLine.read(line) {
+            if let denial = denial(.dispatch) {
+                return .answer(RPCResponse(id: id, error: denial).encodedLine())
+            }
+            return .dispatch(id, params)
+        }
         let request: RPCRequest
         switch RPCRequest.parse(line) {
         case .failure(let errorResponse): return .answer(errorResponse.encodedLine())

@@ -17,7 +17,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// chunking.
     case framer
     /// JSON-RPC request handling: one line → a request → a typed call, whose params read back to
-    /// the same call.
+    /// the same call; and what the fast read of a plain dispatch (``DispatchLine``) accepts, the
+    /// general path reads the same.
     case request
     /// The JSON parser: anything it accepts serializes and parses back to the same value, and
     /// survives the binary encoding.
@@ -90,7 +91,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     static func request(_ input: UnsafeRawBufferPointer) {
-        guard case .success(let request) = RPCRequest.parse(input), let call = try? RPCCall(request) else { return }
+        let parsed = RPCRequest.parse(input)
+        if let fast = DispatchLine.read(input) {
+            // The fast read of a plain dispatch must read what the general path reads.
+            guard case .success(let request) = parsed, case .dispatch(let params)? = try? RPCCall(request) else {
+                fatalError("fuzz invariant broken: the fast path read a dispatch the general path refuses")
+            }
+            require(request.id == fast.id && params == fast.params, "the fast path read \(fast) where the general path read \(request)")
+        }
+        guard case .success(let request) = parsed, let call = try? RPCCall(request) else { return }
         let again = try? RPCCall(call.request(id: .int(1)))
         require(again == call, "\(call) does not read back from the request it makes")
     }
