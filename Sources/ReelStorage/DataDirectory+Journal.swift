@@ -121,6 +121,7 @@ extension DataDirectory {
         // Only now: a reader's snapshot of the tail must never skip what LMDB does not yet hold.
         if let last = batch.lastSeq { tail.withLock { $0.trim(through: last) } }
         journal.applied(batch, failure: nil)
+        journal.file.growAhead(limit: journal.cycleSize)
     }
 
     /// At a read-write open: moves the journal's acknowledged groups past LMDB's last seq into

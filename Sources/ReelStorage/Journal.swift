@@ -40,7 +40,8 @@ struct EncodedBatch: Sendable {
 /// appends groups (``DataDirectory/appendDurably(_:)``), and the applier thread, which moves
 /// them into LMDB in commits of many groups, off the acknowledgement path.
 final class Journal: @unchecked Sendable {
-    // @unchecked: `file` is the writer thread's alone; every other field is guarded by `condition`.
+    // @unchecked: `file` is the writer thread's to append to (the applier only grows it, see
+    // JournalFile); every other field is guarded by `condition`.
     let file: JournalFile
     private let condition = NSCondition()
 

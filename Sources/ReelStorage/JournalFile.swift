@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// The journal's file, `journal.reel` in the data directory: where a group of dispatches becomes
 /// durable with one write and one `fdatasync`, before LMDB receives it (see ``JournalFormat``).
@@ -18,17 +19,25 @@ import Darwin
 /// doubles while its records are not yet in LMDB, up to a cycle size (64 MiB by default); past that, writing goes
 /// back to offset 0 once LMDB holds everything in the file.
 ///
-/// Not thread-safe: the store's writer thread is its only user.
-final class JournalFile {
+/// The store's writer thread appends; the applier thread grows the file ahead of it
+/// (``growAhead(limit:)``), so that an acknowledgement rarely waits for zeros to be written and
+/// synced. The writer grows it itself only when it finds no room.
+final class JournalFile: Sendable {
     static let name = "journal.reel"
     static let initialSize = 1 << 20
 
     let path: String
     private let fd: Int32
     private let durable: Bool
-    private(set) var size: Int
-    /// Where the next record goes.
-    private(set) var offset = 0
+    /// The allocated, synced size: never more than what is zero-filled (or written) and synced.
+    private let allocated: Atomic<Int>
+    /// Where the next record goes. Written by the writer thread only.
+    private let next = Atomic<Int>(0)
+    /// Held while growing: the writer and the applier never grow at once.
+    private let growing = Mutex(())
+
+    var size: Int { allocated.load(ordering: .acquiring) }
+    var offset: Int { next.load(ordering: .relaxed) }
 
     /// Opens the journal of the directory at `directory`, creating it (and syncing the directory
     /// entry) when it does not exist.
@@ -49,7 +58,7 @@ final class JournalFile {
             close(fd)
             throw failure
         }
-        size = Int(info.st_size)
+        allocated = Atomic(Int(info.st_size))
         if created && durable {
             let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             defer { if directoryFD >= 0 { close(directoryFD) } }
@@ -89,6 +98,20 @@ final class JournalFile {
     /// Grows the file to at least `minimum` bytes, doubling: allocated and synced before it is
     /// used, so that writes into it never change the file's size.
     func grow(toAtLeast minimum: Int) throws(StorageError) {
+        try growing.withLock { (_: inout ()) throws(StorageError) in try growLocked(toAtLeast: minimum) }
+    }
+
+    /// Doubles the file ahead of the writer, up to `limit`, once the writer is past its middle:
+    /// for the applier thread, off the acknowledgement path. A failure is left for the writer to
+    /// meet, and report, when it needs the room.
+    func growAhead(limit: Int) {
+        let size = self.size
+        guard size < limit, offset * 2 >= size else { return }
+        try? grow(toAtLeast: min(limit, size * 2))
+    }
+
+    private func growLocked(toAtLeast minimum: Int) throws(StorageError) {
+        let size = self.size
         var target = max(size, Self.initialSize)
         while target < minimum { target *= 2 }
         guard target > size else { return }
@@ -108,11 +131,11 @@ final class JournalFile {
             position += count
         }
         guard !durable || fsync(fd) == 0 else { throw Self.error("cannot sync the journal \(path) after growing it") }
-        size = target
+        allocated.store(target, ordering: .releasing)
     }
 
     /// Starts writing at offset 0 again: only once LMDB durably holds every record in the file.
-    func rewind() { offset = 0 }
+    func rewind() { next.store(0, ordering: .relaxed) }
 
     /// Writes `record` at the current offset and syncs it; the offset moves past it only on
     /// success. On failure the record's header is overwritten with zeros (best effort), so that a
@@ -131,7 +154,7 @@ final class JournalFile {
             if zeros.withUnsafeBytes({ pwriteAll($0, at: offset) }), durable { _ = fdatasync(fd) }
             throw failure
         }
-        offset += record.count
+        next.store(offset + record.count, ordering: .relaxed)
     }
 
     private func pwriteAll(_ bytes: UnsafeRawBufferPointer, at position: Int) -> Bool {

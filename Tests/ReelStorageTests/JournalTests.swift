@@ -164,6 +164,41 @@ struct JournalTests {
         #expect(try actionsInLMDB(data) == Int(seq))
     }
 
+    @Test func theApplierGrowsTheFileAheadOfTheWriter() throws {
+        let dir = try TemporaryDirectory()
+        var options = DataDirectory.Options()
+        options.journalCycleSize = 4 << 20
+        options.journalApplyDelay = 0.001
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: options)
+        let file = data.journal!.file
+        #expect(file.size == JournalFile.initialSize)
+        // About 8 KiB per group: past the middle of the first MiB after some 70 groups.
+        let payload = JSONValue.string(String(repeating: "x", count: 2000))
+        var seq: UInt64 = 0
+        var grownByApplier = false
+        for _ in 0..<100 {
+            let envelopes = (1...4).map { _ in
+                seq += 1
+                return ActionEnvelope(seq: seq, action: Action(type: "set", payload: ["path": "/p", "value": payload]),
+                                      time: Timestamp(nanosecondsSince1970: Int64(seq)), peer: Peer(uid: 1, gid: 1, pid: 1))
+            }
+            try data.appendDurably(CommitBatch(envelopes: envelopes))
+            // The writer grows the file only when a record does not fit; before that, only the
+            // applier can have grown it.
+            if file.size > JournalFile.initialSize && file.offset < JournalFile.initialSize { grownByApplier = true }
+            usleep(2_000)  // (time for the applier, as a client's round trips give it)
+        }
+        #expect(grownByApplier)
+        #expect(file.size >= 2 << 20 && file.size <= 4 << 20)
+        // The new space is allocated, not a hole.
+        var info = stat()
+        #expect(stat(file.path, &info) == 0)
+        #expect(Int(info.st_blocks) * 512 >= Int(info.st_size))
+        try data.closeJournal()
+        let copy = try crashCopy(of: dir)
+        #expect(try held(try DataDirectory(path: copy.path, reducerName: "test")) == Array(1...seq))
+    }
+
     @Test func aGroupThatCouldNotFitTheDataFileIsRefusedBeforeTheJournal() throws {
         let dir = try TemporaryDirectory()
         var options = journalOnly
