@@ -88,11 +88,20 @@ struct ConnectionStateMachine {
         return true
     }
 
-    /// Forgets a subscription (`unsubscribe`). Returns whether it existed.
-    mutating func remove(subscription id: String) -> Bool {
-        guard subscriptions.removeValue(forKey: id) != nil else { return false }
+    /// Forgets a subscription (`unsubscribe`). Returns it, `nil` when there is none of that id.
+    mutating func remove(subscription id: String) -> Subscription? {
+        guard let removed = subscriptions.removeValue(forKey: id) else { return nil }
         activeSubscriptions.removeAll { $0.id == id }
-        return true
+        return removed
+    }
+
+    /// Forgets every subscription (the connection ends). Returns them.
+    mutating func removeAllSubscriptions() -> [Subscription] {
+        defer {
+            subscriptions = [:]
+            activeSubscriptions = []
+        }
+        return Array(subscriptions.values)
     }
 
     /// No more requests will be read (the peer ended its input, or the daemon stops): the writer

@@ -10,8 +10,9 @@ import Synchronization
 /// Answers go out one of two ways. A connection starts with **direct answers**: whoever fills the
 /// slot that makes answers ready (the store's writer thread, for a dispatch) schedules one task on
 /// the channel's event loop, which takes every ready answer and writes them with one flush — one
-/// hop from the commit to the socket. The first `subscribe` switches the connection to its writer
-/// task (``UpdateWriter``) for good, since updates and answers must then be ordered by one writer.
+/// hop from the commit to the socket. Subscription updates are written on the event loop too
+/// (``deliverUpdates()``, from the ``UpdateFeed``), so answers and updates have one writer. An
+/// answer that closes the connection switches it to its writer task (``AnswerWriter``) for good.
 /// Either way the answers are taken in order under the lock, and a direct write happens on the
 /// event loop in the same task that took them, so no later write can overtake them.
 final class Outbox: Sendable {
@@ -20,8 +21,8 @@ final class Outbox: Sendable {
     fileprivate struct Locked {
         var machine: ConnectionStateMachine
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
-        var hadASubscription = false
-        var subscriptionWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Registered with the feed (at the first subscription).
+        var fed = false
         /// Answers are written by the event loop (see above), not by the writer task.
         var direct: Bool
         var directWriteScheduled = false
@@ -33,14 +34,18 @@ final class Outbox: Sendable {
     }
 
     private let state: Mutex<Locked>
-    /// Where direct answers are written; `nil`: always through the writer task.
-    private let channel: (any Channel)?
+    /// Where direct answers and updates are written; `nil`: answers always through the writer
+    /// task, and no updates (tests of the reader side).
+    let channel: (any Channel)?
+    /// Where subscriptions get their updates from.
+    let feed: UpdateFeed?
     private let wakeups: AsyncStream<Void>.Continuation
     /// Yields when the writer may have something to do (coalesced: one pending wake-up at most).
     let wakeupStream: AsyncStream<Void>
 
-    init(maxInFlight: Int, channel: (any Channel)? = nil) {
+    init(maxInFlight: Int, channel: (any Channel)? = nil, feed: UpdateFeed? = nil) {
         self.channel = channel
+        self.feed = feed
         state = Mutex(Locked(machine: ConnectionStateMachine(maxInFlight: maxInFlight), direct: channel != nil))
         (wakeupStream, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -134,6 +139,8 @@ final class Outbox: Sendable {
             var buffer = channel.allocator.buffer(capacity: ready.slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
             for slot in ready.slots { buffer.writeBytes(slot.bytes!) }
             channel.writeAndFlush(buffer, promise: nil)
+            // A subscription its answer just announced may already be behind the feed.
+            if ready.slots.contains(where: { $0.activates != nil }) { deliverUpdates() }
         }
         // The last answers after the input ended: the writer task closes the connection.
         if ready.drained { wake() }
@@ -141,58 +148,44 @@ final class Outbox: Sendable {
 
     /// On the event loop, when the socket takes writes again.
     func socketBecameWritable() {
-        if state.withLock({ $0.direct }) { writeDirectly() }
+        guard state.withLock({ $0.direct }) else { return }
+        writeDirectly()
+        deliverUpdates()
     }
 
-    /// From now on the writer task writes the answers too (before the first subscription, and
-    /// before an answer that closes the connection).
+    /// Whether updates may be written now: answers are direct (not closing) and writing goes on.
+    var writesUpdates: Bool { state.withLock { $0.direct && !$0.machine.writerStopped } }
+
+    /// From now on the writer task writes the answers (before an answer that closes the
+    /// connection); no more updates are written.
     func useWriterTask() {
         state.withLock { $0.direct = false }
         wake()
     }
 
-    /// Registers a subscription (inactive until its answer is written).
-    /// - Returns: `false` when the connection already has `limit` subscriptions.
+    /// Registers a subscription (inactive until its answer is written) and tells the feed, which
+    /// keeps what it needs from the next commit on.
+    /// - Returns: `false` when the connection already has `limit` subscriptions, or has ended.
     func add(_ subscription: Subscription, limit: Int) -> Bool {
-        let (added, waiters) = state.withLock { state in
-            guard state.machine.add(subscription, limit: limit) else { return (false, [CheckedContinuation<Void, Never>]()) }
-            state.hadASubscription = true
-            defer { state.subscriptionWaiters = [] }
-            return (true, state.subscriptionWaiters)
+        // The feed is told under this lock (the feed never calls in here holding its own), so that
+        // a connection ending meanwhile cannot leave it registered.
+        state.withLock { state in
+            guard !state.machine.writerStopped, state.machine.add(subscription, limit: limit) else { return false }
+            guard let feed, let channel else { return true }
+            feed.watch(subscription)
+            if !state.fed { feed.register(self, on: channel.eventLoop) }
+            state.fed = true
+            return true
         }
-        for waiter in waiters { waiter.resume() }
-        return added
-    }
-
-    /// Returns once the connection has had a subscription, or has ended (or the task is
-    /// cancelled): until then, commits are none of the connection's business, and watching them
-    /// would wake it for nothing after every commit.
-    func untilFirstSubscription() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let waiting = state.withLock { state in
-                    guard !state.hadASubscription, !state.machine.writerStopped, !Task.isCancelled else { return false }
-                    state.subscriptionWaiters.append(continuation)
-                    return true
-                }
-                if !waiting { continuation.resume() }
-            }
-        } onCancel: {
-            releaseSubscriptionWaiters()
-        }
-    }
-
-    private func releaseSubscriptionWaiters() {
-        let waiters = state.withLock { state in
-            defer { state.subscriptionWaiters = [] }
-            return state.subscriptionWaiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Forgets a subscription. Returns whether it existed.
     func remove(subscription id: String) -> Bool {
-        state.withLock { $0.machine.remove(subscription: id) }
+        state.withLock { state in
+            guard let removed = state.machine.remove(subscription: id) else { return false }
+            feed?.unwatch(removed)
+            return true
+        }
     }
 
     func wake() {
@@ -209,12 +202,16 @@ final class Outbox: Sendable {
     func abort() {
         let (waiters, intake) = state.withLock { state in
             state.machine.stopWriting()
+            if let feed {
+                for subscription in state.machine.removeAllSubscriptions() { feed.unwatch(subscription) }
+                if state.fed, let channel { feed.unregister(self, on: channel.eventLoop) }
+                state.fed = false
+            }
             defer { state.roomWaiters = [] }
             return (state.roomWaiters, state.takeRoomCallback())
         }
         for waiter in waiters { waiter.resume() }
         intake?()
-        releaseSubscriptionWaiters()
         wakeups.finish()
     }
 

@@ -48,9 +48,12 @@ public struct ReelServer<State: StoreState>: Service {
         let handler = MethodHandler(
             store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize
         )
+        let feed = UpdateFeed(seq: store.snapshot.seq) { (from, to, limit) throws(RPCError) in
+            try await handler.history(from: from, to: to, limit: limit).actions
+        }
         let listener: any Channel
         do {
-            listener = try await bind(inbox: inbox, handler: handler, limits: limits)
+            listener = try await bind(inbox: inbox, handler: handler, feed: feed, limits: limits)
         } catch {
             try? await queryPool.shutdownGracefully()
             throw error
@@ -68,6 +71,10 @@ public struct ReelServer<State: StoreState>: Service {
 
         let open = ConnectionCount()
         let ids = SubscriptionIDs()
+        // Not in the task group below: it follows the store's commits, which end only when the
+        // store closes, after this server.
+        let producer = Task { await UpdateFeedProducer(feed: feed, handler: handler, logger: logger).run() }
+        defer { producer.cancel() }
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
                 while let connection = await inbox.next() {
@@ -96,7 +103,9 @@ public struct ReelServer<State: StoreState>: Service {
 
     /// Binds the socket. Each accepted connection gets its pipeline (the input gate, framing, the
     /// stall timer, the request intake) and goes to the inbox.
-    private func bind(inbox: ConnectionInbox, handler: MethodHandler<State>, limits: ServerConfiguration.Limits) async throws -> any Channel {
+    private func bind(
+        inbox: ConnectionInbox, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
+    ) async throws -> any Channel {
         try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
@@ -104,7 +113,7 @@ public struct ReelServer<State: StoreState>: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 Self.peerCredentials(of: channel).flatMapThrowing { peer in
-                    let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel)
+                    let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel, feed: feed)
                     try channel.pipeline.syncOperations.addHandlers(
                         WritabilityRelay(outbox: outbox),
                         InputGate(),
@@ -124,6 +133,8 @@ public struct ReelServer<State: StoreState>: Service {
         )
         try? await connection.executeThenClose { _, outbound in
             try await outbound.write(ByteBuffer(bytes: RPCResponse(id: nil, error: error).encodedLine()))
+            // The close drops what NIO still holds: let the refusal reach the socket first.
+            try await ServerConnection<State>.flush(connection.channel)
         }
     }
 

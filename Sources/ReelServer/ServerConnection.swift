@@ -9,8 +9,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// One client connection, past its event loop's ``RequestIntake``: runs the requests the intake
-/// routed on (queries, subscriptions) concurrently, and writes subscription updates as the state
-/// changes; answers go out in request order (``Outbox``).
+/// routed on (queries, subscriptions) concurrently; answers go out in request order, and
+/// subscription updates between them (``Outbox``, ``UpdateFeed``).
 struct ServerConnection<State: StoreState>: Sendable {
     let connection: ConnectionInbox.Connection
     let handler: MethodHandler<State>
@@ -23,19 +23,9 @@ struct ServerConnection<State: StoreState>: Sendable {
 
     func run() async {
         let outbox = connection.outbox
-        let store = handler.store
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        // Every commit may change a subscribed slice: wake the writer (coalesced).
-                        // Not before there is one: most connections only dispatch and read. (The
-                        // stream starts with the latest seq, so a commit that came before it is
-                        // not missed.)
-                        await outbox.untilFirstSubscription()
-                        guard !Task.isCancelled else { return }
-                        for await _ in store.commits() { outbox.wake() }
-                    }
                     group.addTask {
                         await withGracefulShutdownHandler {
                             await withTaskGroup(of: Void.self) { requests in
@@ -50,7 +40,7 @@ struct ServerConnection<State: StoreState>: Sendable {
                     }
                     defer { outbox.abort() }
                     outbox.admit()
-                    try await UpdateWriter(handler: handler, outbox: outbox, outbound: outbound).run()
+                    try await AnswerWriter(outbox: outbox, outbound: outbound).run()
                     try await Self.flush(channel.channel)
                     group.cancelAll()
                 }
@@ -72,7 +62,6 @@ struct ServerConnection<State: StoreState>: Sendable {
                 case .answer, .dispatch:
                     preconditionFailure("the intake carries out answers and dispatches itself")
                 case .subscribe(let id, let params, let barrier):
-                    outbox.useWriterTask()  // updates and answers from one writer from now on
                     await Self.settle(barrier)
                     let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
                     outbox.fill(slot, with: bytes, activating: subscription)

@@ -4,20 +4,26 @@ import Synchronization
 
 /// One subscription of a connection: what it watches and what it last delivered.
 ///
-/// Only the connection's writer reads and advances `delivered`; the mutex makes that safe to
-/// share with the reader, which creates and removes subscriptions.
+/// Updates are written on the connection's event loop, which alone advances `delivered`; the
+/// mutex makes that safe to share with the connection's task, which creates and removes
+/// subscriptions.
 final class Subscription: Sendable {
     struct Delivered {
         /// The seq of the last update (or of the `subscribe` result).
         var seq: UInt64
         /// The value at `path` as of `seq` (value and patch modes; `.null` when absent).
         var value: JSONValue
+        /// Whether `seq` is one the update feed published (not the `subscribe` result's): then
+        /// what changed since is known from the feed without comparing values.
+        var fromFeed = false
     }
 
     let id: String
     let path: JSONPointer
     let mode: SubscriptionMode
     private let state: Mutex<Delivered>
+    /// An actions-mode subscription reading from the log: at most one such read at a time.
+    private let catchingUp = Atomic(false)
 
     init(id: String, path: JSONPointer, mode: SubscriptionMode, seq: UInt64, value: JSONValue) {
         self.id = id
@@ -29,5 +35,14 @@ final class Subscription: Sendable {
     var delivered: Delivered {
         get { state.withLock { $0 } }
         set { state.withLock { $0 = newValue } }
+    }
+
+    /// Claims the log read; `false` when one is under way.
+    func startCatchingUp() -> Bool {
+        catchingUp.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    func finishCatchingUp() {
+        catchingUp.store(false, ordering: .releasing)
     }
 }

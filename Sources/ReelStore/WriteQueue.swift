@@ -9,11 +9,13 @@ import Synchronization
 /// next transaction. Checkpoints encoded off the write path come back through here too, to be
 /// written with the next commit.
 ///
-/// An idle writer first watches the queue for `idleSpin` before it sleeps. A client that
-/// dispatches one action at a time sends its next one about a round trip after its answer; if the
-/// writer slept meanwhile, waking it would cost a futex call and, on a virtual machine, an
-/// interrupt to an idle core, per dispatch (one client: 3,800–4,200 → 4,300–4,950 dispatches/s
-/// with 100 µs, BENCHMARKS.md). The cost is at most `idleSpin` of one core after each commit.
+/// After a group of one request, the idle writer first watches the queue for `idleSpin` before it
+/// sleeps. A client that dispatches one action at a time sends its next one about a round trip
+/// after its answer; if the writer slept meanwhile, waking it would cost a futex call and, on a
+/// virtual machine, an interrupt to an idle core, per dispatch (one client: 3,800–4,200 →
+/// 4,300–4,950 dispatches/s with 100 µs, BENCHMARKS.md). The cost is at most `idleSpin` of one
+/// core after such a commit. After larger groups (many clients) it does not spin: the cores are
+/// busier then, and the next group forms while the writer syncs anyway.
 final class WriteQueue<Request: Sendable>: @unchecked Sendable {
     // @unchecked: every field is guarded by `condition`'s lock but `submissions`, an atomic.
     private let condition = NSCondition()
@@ -23,6 +25,8 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
     /// Counts submissions, for the spinning writer to notice one without the lock.
     private let submissions = Atomic<Int>(0)
     private let idleSpinNanoseconds: UInt64
+    /// How many requests the writer took last time.
+    private var lastTaken = 0
 
     init(idleSpin: Duration) {
         let (seconds, attoseconds) = idleSpin.components
@@ -67,7 +71,7 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
     func next(limit: Int, weight: (Request) -> Int) -> (requests: [Request], checkpoints: [Checkpoint])? {
         condition.lock()
         defer { condition.unlock() }
-        if requests.isEmpty && checkpoints.isEmpty && !closed && idleSpinNanoseconds > 0 {
+        if requests.isEmpty && checkpoints.isEmpty && !closed && idleSpinNanoseconds > 0 && lastTaken == 1 {
             let seen = submissions.load(ordering: .acquiring)
             condition.unlock()
             let deadline = DispatchTime.now().uptimeNanoseconds + idleSpinNanoseconds
@@ -87,6 +91,7 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         }
         let taken = Array(requests.prefix(count))
         requests.removeFirst(count)
+        lastTaken = count
         let readyCheckpoints = checkpoints
         checkpoints.removeAll()
         return (taken, readyCheckpoints)

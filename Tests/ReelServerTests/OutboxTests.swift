@@ -37,28 +37,3 @@ import Testing
         #expect(ready.drained)
     }
 }
-
-extension OutboxTests {
-    /// A connection watches commits only once it has a subscription.
-    @Test func watchingCommitsWaitsForTheFirstSubscription() async throws {
-        let outbox = Outbox(maxInFlight: 4)
-        let watcher = Task { await outbox.untilFirstSubscription(); return true }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(outbox.add(Subscription(id: "s1", path: .root, mode: .value, seq: 0, value: .null), limit: 1))
-        #expect(await watcher.value)
-        // Once there was one, it returns at once.
-        await outbox.untilFirstSubscription()
-    }
-
-    @Test func aConnectionThatEndsOrIsCancelledStopsWaitingForASubscription() async throws {
-        let ended = Outbox(maxInFlight: 4)
-        let waiting = Task { await ended.untilFirstSubscription() }
-        try await Task.sleep(for: .milliseconds(50))
-        ended.abort()
-        await waiting.value
-        let cancelled = Outbox(maxInFlight: 4)
-        let task = Task { await cancelled.untilFirstSubscription() }
-        task.cancel()
-        await task.value
-    }
-}

@@ -7,7 +7,15 @@ import Histogram
 /// of a payload of the given size. One thread and `poll(2)`, as redis-benchmark does, so the load
 /// generator costs little CPU next to the server it measures.
 ///
-/// Prints one JSON line: `{"requests", "errors", "seconds", "perSecond", "p50Ms", "p99Ms", "maxMs"}`.
+/// With `--subscribers N`, N more connections subscribe before the dispatches start (actions
+/// mode, or value mode on one dispatcher's slice) and count what is delivered to them; with
+/// `--redis` the same load is `PUBLISH` to a Redis channel and `SUBSCRIBE`rs (the fan-out
+/// comparison). Every value starts with its wall-clock send time, so a subscriber measures each
+/// delivery from the send of the dispatch (or publish) that caused it.
+///
+/// Prints one JSON line: `{"requests", "errors", "seconds", "perSecond", "p50Ms", "p99Ms", "maxMs",
+/// "clientCPUMicrosPerRequest"}`, and with subscribers `"deliveries", "deliveriesPerSecond",
+/// "deliveryP50Ms", "deliveryP99Ms"`.
 @main
 struct ReelLoad: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,228 +23,158 @@ struct ReelLoad: ParsableCommand {
         abstract: "Dispatch load over reeld's socket: connections × pipeline depth, with latency percentiles."
     )
 
-    @Option(help: "The daemon's socket.") var socket: String
+    @Option(help: "The daemon's socket (or Redis's, with --redis).") var socket: String
     @Option(help: "Connections, each its own peer.") var connections = 1
     @Option(help: "Dispatches in flight per connection.") var pipeline = 1
-    @Option(help: "Bytes of the value each action sets.") var payloadBytes = 200
+    @Option(help: "Bytes of the value each action sets (at least 20: the send time).") var payloadBytes = 200
     @Option(help: "Dispatches in all (spread over the connections).") var requests = 10_000
     @Flag(help: "Give every dispatch an idempotency key (a retry-safe client).") var idempotencyKeys = false
+    @Option(help: "Subscribed connections, counting deliveries.") var subscribers = 0
+    @Option(help: "What they subscribe to: actions, value (reeld) or redis.") var subscription = SubscriptionKind.actions
+    @Flag(help: "Speak RESP to Redis: PUBLISH instead of dispatch, SUBSCRIBE for subscribers.") var redis = false
 
     mutating func validate() throws {
-        guard connections > 0, pipeline > 0, requests >= connections, payloadBytes >= 0 else {
+        guard connections > 0, pipeline > 0, requests >= connections, payloadBytes >= 0, subscribers >= 0 else {
             throw ValidationError("connections, pipeline and requests must be positive, requests at least one per connection")
         }
+        if redis && subscription != .redis && subscribers > 0 {
+            throw ValidationError("with --redis, subscribers are --subscription redis")
+        }
+        if redis && idempotencyKeys { throw ValidationError("--idempotency-keys is for reeld") }
     }
 
     func run() throws {
-        let value = String(repeating: "x", count: payloadBytes)
-        var peers: [Peer] = []
+        var readBuffer = [UInt8](repeating: 0, count: 1 << 16)
+        var subscribed: [Subscriber] = []
+        for index in 0..<subscribers {
+            subscribed.append(try Subscriber(socket: socket, kind: redis ? .redis : subscription, index: index, dispatchers: connections))
+        }
+        try waitUntilSubscribed(&subscribed, buffer: &readBuffer)
+
+        var peers: [Dispatcher] = []
         for index in 0..<connections {
             let share = requests / connections + (index < requests % connections ? 1 : 0)
-            peers.append(try Peer(socket: socket, index: index, value: value, count: share, keyed: idempotencyKeys))
+            peers.append(try Dispatcher(
+                socket: socket, wire: redis ? .redisPublish : .reel, index: index, payloadBytes: payloadBytes, count: share,
+                keyed: idempotencyKeys
+            ))
         }
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        var deliveryHistogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var errors = 0
-        var readBuffer = [UInt8](repeating: 0, count: 1 << 16)
         let start = DispatchTime.now().uptimeNanoseconds
+        let wallStart = wallClockNanoseconds()
         var open = peers.count
         // Every connection starts with its pipeline full; from then on a connection refills as its
         // answers arrive and writes at once, asking poll for writability only when a write did not
         // take everything (as redis-benchmark does: no poll before each write).
-        var descriptors = peers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        var descriptors = peers.map { pollfd(fd: $0.connection.fd, events: Int16(POLLIN), revents: 0) }
+            + subscribed.map { pollfd(fd: $0.connection.fd, events: Int16(POLLIN), revents: 0) }
         for index in peers.indices {
             peers[index].fill(pipeline: pipeline)
-            try peers[index].write()
+            try peers[index].connection.write()
         }
-        while open > 0 {
-            for index in peers.indices where descriptors[index].fd >= 0 {
-                descriptors[index].events = Int16(POLLIN) | (peers[index].wantsToWrite ? Int16(POLLOUT) : 0)
+        var dispatchEnd: UInt64?
+        var quietSince = DispatchTime.now().uptimeNanoseconds
+        while true {
+            if open == 0 {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if dispatchEnd == nil { dispatchEnd = now }
+                let expected = expectedDeliveries(peers: peers)
+                let caughtUp = subscribed.allSatisfy { subscriber in
+                    switch subscriber.kind {
+                    case .actions: subscriber.seq >= expected.seq
+                    case .redis: subscriber.deliveries >= expected.messages
+                    case .value: false  // coalesced: caught up once nothing more comes
+                    }
+                }
+                if caughtUp || now - quietSince > 300_000_000 || now - dispatchEnd! > 10_000_000_000 { break }
             }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), 10_000)
+            for index in peers.indices where descriptors[index].fd >= 0 {
+                descriptors[index].events = Int16(POLLIN) | (peers[index].connection.wantsToWrite ? Int16(POLLOUT) : 0)
+            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), open == 0 ? 50 : 10_000)
             if ready < 0 && errno == EINTR { continue }
+            if ready == 0 && open == 0 { continue }
             guard ready > 0 else { throw ValidationError("no answer from \(socket) for 10 s") }
-            for index in peers.indices where descriptors[index].revents != 0 {
+            for index in descriptors.indices where descriptors[index].revents != 0 {
                 let events = descriptors[index].revents
                 descriptors[index].revents = 0
-                if events & Int16(POLLOUT) != 0 { try peers[index].write() }
+                if index >= peers.count {
+                    let subscriber = index - peers.count
+                    let alive = try readBuffer.withUnsafeMutableBytes { buffer in
+                        try subscribed[subscriber].read(into: buffer) { deliveryHistogram.record($0) }
+                    }
+                    quietSince = DispatchTime.now().uptimeNanoseconds
+                    if !alive { throw ValidationError("the server closed a subscriber's connection") }
+                    continue
+                }
+                if events & Int16(POLLOUT) != 0 { try peers[index].connection.write() }
                 guard events & Int16(POLLIN | POLLHUP | POLLERR) != 0 else { continue }
                 let now = DispatchTime.now().uptimeNanoseconds
-                try readBuffer.withUnsafeMutableBytes { buffer in
+                let alive = try readBuffer.withUnsafeMutableBytes { buffer in
                     try peers[index].read(into: buffer) { sentAt, succeeded in
                         histogram.record(now - sentAt)
                         if !succeeded { errors += 1 }
                     }
                 }
+                if !alive { throw ValidationError("the server closed a connection with \(peers[index].unanswered) answers owed") }
                 if peers[index].isDone {
                     open -= 1
                     descriptors[index].fd = -1
                 } else {
                     peers[index].fill(pipeline: pipeline)
-                    try peers[index].write()
+                    try peers[index].connection.write()
                 }
             }
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        func ms(_ percentile: Double) -> Double { Double(histogram.valueAtPercentile(percentile)) / 1e6 }
+        let seconds = Double((dispatchEnd ?? DispatchTime.now().uptimeNanoseconds) - start) / 1e9
+        func ms(_ histogram: Histogram<UInt64>, _ percentile: Double) -> Double { Double(histogram.valueAtPercentile(percentile)) / 1e6 }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpuSeconds = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-        let summary: [String: Double] = [
+        var summary: [String: Double] = [
             "requests": Double(requests), "errors": Double(errors), "seconds": seconds,
-            "perSecond": Double(requests) / seconds, "p50Ms": ms(50), "p99Ms": ms(99), "maxMs": Double(histogram.max) / 1e6,
-            "clientCPUMicrosPerRequest": cpuSeconds * 1e6 / Double(requests),
+            "perSecond": Double(requests) / seconds, "p50Ms": ms(histogram, 50), "p99Ms": ms(histogram, 99),
+            "maxMs": Double(histogram.max) / 1e6, "clientCPUMicrosPerRequest": cpuSeconds * 1e6 / Double(requests),
         ]
+        if !subscribed.isEmpty {
+            let deliveries = subscribed.reduce(0) { $0 + $1.deliveries }
+            let last = subscribed.map(\.lastDeliveryAt).max() ?? wallStart
+            summary["subscribers"] = Double(subscribed.count)
+            summary["deliveries"] = Double(deliveries)
+            summary["deliveriesPerSecond"] = Double(deliveries) / (Double(max(last, wallStart + 1) - wallStart) / 1e9)
+            summary["deliveryP50Ms"] = ms(deliveryHistogram, 50)
+            summary["deliveryP99Ms"] = ms(deliveryHistogram, 99)
+        }
         let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
-        for peer in peers { close(peer.fd) }
+        for peer in peers { close(peer.connection.fd) }
+        for subscriber in subscribed { close(subscriber.connection.fd) }
         if errors > 0 { throw ExitCode(1) }
     }
-}
 
-/// One connection: the requests it still has to send, the times its requests in flight were sent.
-struct Peer {
-    struct Answer {
-        var sentAt: UInt64
-        var succeeded: Bool
+    /// What the subscribers should have received once every dispatch is answered: the highest seq
+    /// answered (reel), every publish (Redis).
+    private func expectedDeliveries(peers: [Dispatcher]) -> (seq: UInt64, messages: Int) {
+        (peers.map(\.highestSeq).max() ?? 0, requests)
     }
 
-    let fd: Int32
-    private let prefix: [UInt8]
-    private let suffix: [UInt8]
-    private let value: [UInt8]
-    private let keyed: Bool
-    private var unsent: Int
-    private var unanswered = 0
-    private var nextID = 0
-    private var outgoing: [UInt8] = []
-    private var sentAt: [UInt64] = []  // a queue: answers come in request order
-    private var firstUnanswered = 0
-    private var incoming: [UInt8] = []
-
-    init(socket path: String, index: Int, value: String, count: Int, keyed: Bool) throws {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard fd >= 0, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw ValidationError("cannot make a socket for \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: bytes)
-            buffer[bytes.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw ValidationError("cannot connect to \(path): \(String(cString: strerror(errno)))") }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        self.fd = fd
-        prefix = Array(#"{"jsonrpc":"2.0","method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/c\#(index)","value":""#.utf8)
-        // With keys: "idempotencyKey":"k<connection>-<id>", the id following as the request's own.
-        suffix = Array((keyed ? #""}},"idempotencyKey":"k\#(index)-"# : #""}}},"id":"#).utf8)
-        self.keyed = keyed
-        unsent = count
-        self.value = Array(value.utf8)
-    }
-
-    var isDone: Bool { unsent == 0 && unanswered == 0 }
-    var wantsToWrite: Bool { !outgoing.isEmpty }
-
-    /// Queues requests up to the pipeline depth.
-    mutating func fill(pipeline: Int) {
-        guard unsent > 0 && unanswered < pipeline else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        while unsent > 0 && unanswered < pipeline {
-            outgoing += prefix
-            outgoing += value
-            outgoing += suffix
-            appendID()
-            if keyed {
-                outgoing += Self.keyedIDMember
-                appendID()
+    /// Sends every subscription and waits (10 s at most) until each is confirmed.
+    private func waitUntilSubscribed(_ subscribed: inout [Subscriber], buffer: inout [UInt8]) throws {
+        guard !subscribed.isEmpty else { return }
+        for index in subscribed.indices { try subscribed[index].connection.write() }
+        let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+        var descriptors = subscribed.map { pollfd(fd: $0.connection.fd, events: Int16(POLLIN), revents: 0) }
+        while !subscribed.allSatisfy(\.ready) {
+            guard DispatchTime.now().uptimeNanoseconds < deadline else { throw ValidationError("subscriptions not confirmed within 10 s") }
+            for index in subscribed.indices where subscribed[index].connection.wantsToWrite { try subscribed[index].connection.write() }
+            _ = poll(&descriptors, nfds_t(descriptors.count), 100)
+            for index in descriptors.indices where descriptors[index].revents != 0 {
+                descriptors[index].revents = 0
+                let alive = try buffer.withUnsafeMutableBytes { try subscribed[index].read(into: $0) { _ in } }
+                if !alive { throw ValidationError("the server closed a subscriber's connection") }
             }
-            outgoing += Self.end
-            nextID += 1
-            unsent -= 1
-            unanswered += 1
-            sentAt.append(now)
         }
-    }
-
-    private static let keyedIDMember = Array(#""},"id":"#.utf8)
-    private static let end = Array("}\n".utf8)
-    private static let result = Array(#""result":"#.utf8)
-
-    /// `nextID` in decimal, without a String.
-    private mutating func appendID() {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { digits in
-            var number = nextID
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(number % 10)
-                number /= 10
-            } while number > 0
-            outgoing.append(contentsOf: digits[start...])
-        }
-    }
-
-    /// Sends what is queued, as much as the socket takes.
-    mutating func write() throws {
-        guard !outgoing.isEmpty else { return }
-        let written = outgoing.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if written == outgoing.count {
-            outgoing.removeAll(keepingCapacity: true)
-        } else if written > 0 {
-            outgoing.removeFirst(written)
-        } else if written < 0 && errno != EAGAIN && errno != EINTR {
-            throw ValidationError("write failed: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    /// Reads what is there into `buffer` and reports each complete answer line: when its request
-    /// was sent, and whether it succeeded.
-    mutating func read(into buffer: UnsafeMutableRawBufferPointer, answer: (UInt64, Bool) -> Void) throws {
-        let count = recv(fd, buffer.baseAddress, buffer.count, 0)
-        if count == 0 { throw ValidationError("the daemon closed a connection with \(unanswered) answers owed") }
-        if count < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
-            throw ValidationError("read failed: \(String(cString: strerror(errno)))")
-        }
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-        var lineStart = 0
-        for position in 0..<count where bytes[position] == UInt8(ascii: "\n") {
-            let succeeded: Bool
-            if incoming.isEmpty {
-                succeeded = Self.isSuccess(UnsafeRawBufferPointer(rebasing: bytes[lineStart..<position]))
-            } else {
-                incoming += bytes[lineStart..<position]
-                succeeded = incoming.withUnsafeBytes { Self.isSuccess($0) }
-                incoming.removeAll(keepingCapacity: true)
-            }
-            answer(sentAt[firstUnanswered], succeeded)
-            firstUnanswered += 1
-            unanswered -= 1
-            lineStart = position + 1
-        }
-        incoming += bytes[lineStart..<count]
-        if firstUnanswered > 4096 {
-            sentAt.removeFirst(firstUnanswered)
-            firstUnanswered = 0
-        }
-    }
-
-    /// A success answer of dispatch: `{"jsonrpc":"2.0","id":N,"result":{"seq":…}}`.
-    private static func isSuccess(_ line: UnsafeRawBufferPointer) -> Bool {
-        let needle = result
-        guard line.count >= needle.count else { return false }
-        for start in 0...(line.count - needle.count) where line[start] == needle[0] {
-            var index = 1
-            while index < needle.count && line[start + index] == needle[index] { index += 1 }
-            if index == needle.count { return true }
-        }
-        return false
     }
 }

@@ -1,0 +1,45 @@
+import NIOCore
+import ReelCore
+import ReelProtocol
+import ReelStore
+
+/// The connection's writer task: waits for the connection to end, and writes the answers itself
+/// once it switched away from direct answers (before an answer that closes the connection).
+///
+/// Every write waits for the socket to take it (NIO back-pressure), so a peer that does not read
+/// stalls only its own writer: nothing piles up for it but the bounded response slots.
+/// Subscription updates are not written here but on the event loop (``Outbox/deliverUpdates()``).
+struct AnswerWriter: Sendable {
+    let outbox: Outbox
+    let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+
+    func run() async throws {
+        for await _ in outbox.wakeupStream {
+            if try await drain() { return }
+        }
+    }
+
+    /// Writes every answer that can be written now. Returns `true` when the connection is done.
+    private func drain() async throws -> Bool {
+        while true {
+            let (slots, drained) = outbox.takeReady()
+            if !slots.isEmpty {
+                // Every answer ready now in one write: one hop to the event loop and one flush.
+                var buffer = ByteBuffer()
+                buffer.reserveCapacity(slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
+                var closes = false
+                for slot in slots {
+                    buffer.writeBytes(slot.bytes!)
+                    if slot.closesConnection {
+                        closes = true
+                        break
+                    }
+                }
+                try await outbound.write(buffer)
+                if closes { return true }
+            }
+            if drained { return true }
+            if slots.isEmpty { return false }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+
+/// What a subscriber watches.
+enum SubscriptionKind: String, ExpressibleByArgument, CaseIterable {
+    /// reeld `subscribe` in actions mode: every action, none skipped.
+    case actions
+    /// reeld `subscribe` in value mode on one dispatcher's slice (`/c<k>`), coalesced.
+    case value
+    /// Redis `SUBSCRIBE` to the channel the publishers publish on.
+    case redis
+}
+
+/// One subscribed connection: counts what it receives and how long after its send each delivery
+/// arrived (the send time travels in the payload; see ``stampedValue(size:at:)``).
+struct Subscriber {
+    var connection: Connection
+    let kind: SubscriptionKind
+    /// Whether the subscription is confirmed (its result, or Redis's `subscribe` reply, arrived).
+    private(set) var ready = false
+    /// Actions (reel actions mode), updates (value mode) or messages (Redis) received.
+    private(set) var deliveries = 0
+    /// The seq delivered last (reel).
+    private(set) var seq: UInt64 = 0
+    /// Wall-clock time of the last delivery, in ns.
+    private(set) var lastDeliveryAt: UInt64 = 0
+
+    init(socket path: String, kind: SubscriptionKind, index: Int, dispatchers: Int) throws {
+        connection = try Connection(socket: path)
+        self.kind = kind
+        switch kind {
+        case .actions:
+            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"mode":"actions"}}"#.utf8) + [0x0A])
+        case .value:
+            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"path":"/c\#(index % dispatchers)"}}"#.utf8) + [0x0A])
+        case .redis:
+            connection.queue(Array("*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n".utf8))
+        }
+    }
+
+    /// Reads what arrived; `latency` gets the send-to-receipt time of each delivery, in ns.
+    /// Returns `false` once the server closed the connection.
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer, latency: (UInt64) -> Void) throws -> Bool {
+        let kind = self.kind
+        var ready = self.ready, deliveries = self.deliveries, seq = self.seq
+        var latencies: [UInt64] = []
+        let now = wallClockNanoseconds()
+        let open = try connection.read(into: buffer) { line in
+            func sentAt(after marker: StaticString) -> UInt64? {
+                guard let start = LineScan.end(of: marker, in: line) else { return nil }
+                return LineScan.number(in: line, at: start)
+            }
+            switch kind {
+            case .actions, .value:
+                guard ready else {
+                    // The result: {"jsonrpc":"2.0","id":1,"result":{"seq":S,…}}.
+                    if let start = LineScan.end(of: #""result":{"seq":"#, in: line) {
+                        seq = LineScan.number(in: line, at: start) ?? 0
+                        ready = true
+                    }
+                    return
+                }
+                // An update's own seq is its params' last `"seq":` (members are in sorted order:
+                // actions, seq, subscription — or seq, subscription, value).
+                let marker = kind == .actions ? #"],"seq":"# as StaticString : #"{"seq":"#
+                guard let start = LineScan.end(of: marker, in: line, last: kind == .actions),
+                    let updateSeq = LineScan.number(in: line, at: start)
+                else { return }
+                deliveries += kind == .actions ? Int(updateSeq - seq) : 1
+                seq = updateSeq
+                if let sent = sentAt(after: #""value":"t"#), now > sent { latencies.append(now - sent) }
+            case .redis:
+                if !ready {
+                    if line.first == UInt8(ascii: ":") { ready = true }  // the subscribe reply's count
+                    return
+                }
+                // A message's payload line: t<19 digits>xxx…
+                guard line.first == UInt8(ascii: "t"), let sent = LineScan.number(in: line, at: 1) else { return }
+                deliveries += 1
+                if now > sent { latencies.append(now - sent) }
+            }
+        }
+        if deliveries > self.deliveries { lastDeliveryAt = now }
+        self.ready = ready
+        self.deliveries = deliveries
+        self.seq = seq
+        for value in latencies { latency(value) }
+        return open
+    }
+}
