@@ -6,7 +6,6 @@ import ReelProtocol
 extension Outbox {
     /// Actions sent per update in actions mode, at most.
     static var actionsPerUpdate: Int { 500 }
-    private static let comma = ByteBuffer(bytes: [UInt8(ascii: ",")])
 
     /// On the event loop: writes to each active subscription what it has not had yet, from the
     /// feed's shared encodings, while the socket takes more. What the socket does not take now
@@ -14,6 +13,7 @@ extension Outbox {
     /// mode goes on from its last delivered seq (``socketBecameWritable()`` calls this again).
     func deliverUpdates() {
         guard let channel, let feed, channel.isActive, writesUpdates else { return }
+        feed.prepare()
         var wrote = false
         for subscription in activeSubscriptions {
             guard channel.isWritable else { break }
@@ -22,7 +22,7 @@ extension Outbox {
             case .value, .patch: wrote = deliverValue(to: subscription, feed: feed, channel: channel) || wrote
             }
         }
-        if wrote { channel.flush() }
+        if wrote { flush(channel) }
     }
 
     private func deliverActions(to subscription: Subscription, feed: UpdateFeed, channel: any Channel) -> Bool {
@@ -33,13 +33,19 @@ extension Outbox {
             case .upToDate:
                 return wrote
             case .actions(let slices, let last):
-                channel.write(ByteBuffer(bytes: UpdateLine.actionsHead), promise: nil)
+                let tail = UpdateLine.actionsTail(seq: last, subscription: subscription.id)
+                // One buffer per update: a write costs a trip through the pipeline, a copy less.
+                var line = channel.allocator.buffer(
+                    capacity: UpdateLine.actionsHead.count + slices.reduce(slices.count) { $0 + $1.readableBytes } + tail.count
+                )
+                line.writeBytes(UpdateLine.actionsHead)
                 for (position, slice) in slices.enumerated() {
                     // (Pages end without a comma: one goes between the slices of two pages.)
-                    if position > 0 { channel.write(Self.comma, promise: nil) }
-                    channel.write(slice, promise: nil)
+                    if position > 0 { line.writeInteger(UInt8(ascii: ",")) }
+                    line.writeImmutableBuffer(slice)
                 }
-                channel.write(ByteBuffer(bytes: UpdateLine.actionsTail(seq: last, subscription: subscription.id)), promise: nil)
+                line.writeBytes(tail)
+                write(line, on: channel)
                 subscription.delivered.seq = last
                 wrote = true
             case .fromLog(let latest):
@@ -77,7 +83,8 @@ extension Outbox {
                         envelope.writeWire(into: &bytes)
                     }
                     bytes += UpdateLine.actionsTail(seq: last.seq, subscription: subscription.id)
-                    channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+                    self.write(ByteBuffer(bytes: bytes), on: channel)
+                    self.flush(channel)
                     subscription.delivered.seq = last.seq
                 }
                 self.deliverUpdates()
@@ -106,16 +113,21 @@ extension Outbox {
         case .nothing:
             return false
         case .value:
-            channel.write(ByteBuffer(bytes: UpdateLine.valueHead(seq: current.seq, subscription: subscription.id)), promise: nil)
-            channel.write(current.encoded, promise: nil)
-            channel.write(ByteBuffer(bytes: UpdateLine.valueTail), promise: nil)
+            write(UpdateLine.valueHead(seq: current.seq, subscription: subscription.id), current.encoded, UpdateLine.valueTail, to: channel)
         case .sharedPatch, .ownPatch:
             let shared = send == .sharedPatch ? feed.sharedPatch(at: subscription.path, changedAt: current.changedAt) : nil
             let patch = shared ?? ByteBuffer(bytes: JSONPatch(from: delivered.value, to: current.value).jsonValue.serialized())
-            channel.write(ByteBuffer(bytes: UpdateLine.patchHead), promise: nil)
-            channel.write(patch, promise: nil)
-            channel.write(ByteBuffer(bytes: UpdateLine.patchTail(seq: current.seq, subscription: subscription.id)), promise: nil)
+            write(UpdateLine.patchHead, patch, UpdateLine.patchTail(seq: current.seq, subscription: subscription.id), to: channel)
         }
         return true
+    }
+
+    /// One line, `head`, `body` and `tail`, in one write.
+    private func write(_ head: [UInt8], _ body: ByteBuffer, _ tail: [UInt8], to channel: any Channel) {
+        var line = channel.allocator.buffer(capacity: head.count + body.readableBytes + tail.count)
+        line.writeBytes(head)
+        line.writeImmutableBuffer(body)
+        line.writeBytes(tail)
+        write(line, on: channel)
     }
 }

@@ -23,6 +23,10 @@ final class Outbox: Sendable {
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
         /// Registered with the feed (at the first subscription).
         var fed = false
+        /// The context of the handler nearest the socket (``WritabilityRelay``): direct answers and
+        /// updates are written from there, without passing through the handlers above it, which
+        /// have nothing to do with them.
+        var head: NIOLoopBound<ChannelHandlerContext>?
         /// Answers are written by the event loop (see above), not by the writer task.
         var direct: Bool
         var directWriteScheduled = false
@@ -138,12 +142,36 @@ final class Outbox: Sendable {
         if !ready.slots.isEmpty {
             var buffer = channel.allocator.buffer(capacity: ready.slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
             for slot in ready.slots { buffer.writeBytes(slot.bytes!) }
-            channel.writeAndFlush(buffer, promise: nil)
+            write(buffer, on: channel)
+            flush(channel)
             // A subscription its answer just announced may already be behind the feed.
             if ready.slots.contains(where: { $0.activates != nil }) { deliverUpdates() }
         }
         // The last answers after the input ended: the writer task closes the connection.
         if ready.drained { wake() }
+    }
+
+    /// Where writes start: the handler nearest the socket, once it is in the pipeline.
+    func attach(head context: ChannelHandlerContext) {
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        state.withLock { $0.head = bound }
+    }
+
+    func detachHead() {
+        state.withLock { $0.head = nil }
+    }
+
+    /// On the event loop: writes `buffer` from the head context (or the channel's tail, before it).
+    func write(_ buffer: ByteBuffer, on channel: any Channel) {
+        if let head = state.withLock({ $0.head }) {
+            head.value.write(NIOAny(buffer), promise: nil)
+        } else {
+            channel.write(buffer, promise: nil)
+        }
+    }
+
+    func flush(_ channel: any Channel) {
+        if let head = state.withLock({ $0.head }) { head.value.flush() } else { channel.flush() }
     }
 
     /// On the event loop, when the socket takes writes again.

@@ -48,9 +48,20 @@ public struct ReelServer<State: StoreState>: Service {
         let handler = MethodHandler(
             store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize
         )
-        let feed = UpdateFeed(seq: store.snapshot.seq) { (from, to, limit) throws(RPCError) in
-            try await handler.history(from: from, to: to, limit: limit).actions
-        }
+        let store = self.store
+        let feed = UpdateFeed(
+            seq: store.snapshot.seq,
+            readActions: { (from, to, limit) throws(RPCError) in try await handler.history(from: from, to: to, limit: limit).actions },
+            latestState: { () throws(RPCError) in
+                let snapshot = store.snapshot
+                do throws(StoreError) {
+                    return (snapshot.seq, try snapshot.state.jsonValueOrThrow(seq: snapshot.seq))
+                } catch {
+                    throw RPCError(error)
+                }
+            }
+        )
+        store.observeCommittedActions { feed.committed($0) }
         let listener: any Channel
         do {
             listener = try await bind(inbox: inbox, handler: handler, feed: feed, limits: limits)
@@ -71,10 +82,6 @@ public struct ReelServer<State: StoreState>: Service {
 
         let open = ConnectionCount()
         let ids = SubscriptionIDs()
-        // Not in the task group below: it follows the store's commits, which end only when the
-        // store closes, after this server.
-        let producer = Task { await UpdateFeedProducer(feed: feed, handler: handler, logger: logger).run() }
-        defer { producer.cancel() }
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
                 while let connection = await inbox.next() {

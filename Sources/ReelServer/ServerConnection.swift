@@ -146,12 +146,20 @@ enum AnswerLine {
 }
 
 /// Tells a connection's ``Outbox`` when its socket takes writes again, for the answers it holds
-/// back meanwhile.
+/// back meanwhile; the first handler of the pipeline, whose context the outbox writes from.
 final class WritabilityRelay: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
     let outbox: Outbox
 
     init(outbox: Outbox) { self.outbox = outbox }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        outbox.attach(head: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        outbox.detachHead()
+    }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { outbox.socketBecameWritable() }

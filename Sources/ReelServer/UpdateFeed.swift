@@ -8,15 +8,16 @@ import Synchronization
 /// What every subscriber is sent, encoded once per commit and shared by all of them: the
 /// committed actions as `update` objects, and the value at each watched path with the patch from
 /// its previous value. A subscriber's own bytes are only the head and tail of its lines
-/// (``UpdateLine``); the shared part is one `ByteBuffer` written to every socket without a copy.
+/// (``UpdateLine``); the shared part is encoded once and copied into each subscriber's line.
 ///
-/// The feed is filled off the write path, by one task that follows the commits
-/// (``UpdateFeedProducer``), and read on the event loops: after each commit it schedules one task
-/// per event loop with subscribers, which writes to each of them while its socket takes more
-/// (``Outbox/deliverUpdates()``). A subscriber whose socket is full is skipped and catches up when
-/// it drains: value and patch modes from the newest value (coalesced), actions mode from the
-/// recent actions kept here, or from the log when it fell further behind. So a slow subscriber
-/// holds no more than one update, and the writer thread only ever wakes the producer.
+/// The store's writer thread only hands each commit's actions over (``committed(_:)``: an append
+/// under a lock) and asks each event loop with subscribers to deliver, unless it is already asked.
+/// The first delivery task to run encodes what is new (and reads the watched values from the
+/// newest state) once; then each task writes to the subscribers of its event loop while their
+/// sockets take more (``Outbox/deliverUpdates()``). A subscriber whose socket is full is skipped
+/// and catches up when it drains: value and patch modes from the newest value (coalesced),
+/// actions mode from the recent actions kept here, or from the log once it fell further behind.
+/// So a slow subscriber holds no more than one update, and nothing waits on the write path.
 final class UpdateFeed: Sendable {
     /// Committed actions `firstSeq...`, as their `writeWire` objects separated by commas.
     struct ActionsPage: Sendable {
@@ -74,25 +75,30 @@ final class UpdateFeed: Sendable {
         case fromLog(latest: UInt64)
     }
 
-    private struct Watched: Sendable {
+    fileprivate struct Watched: Sendable {
         var subscribers = 0
         var value: PathValue?
     }
 
-    private struct Loop: Sendable {
+    fileprivate struct Loop: Sendable {
         let eventLoop: any EventLoop
         var outboxes: [ObjectIdentifier: Outbox] = [:]
         var scheduled = false
     }
 
-    private struct State: Sendable {
-        /// The seq the pages and values are as of.
+    fileprivate struct State: Sendable {
+        /// The seq of the newest committed action handed over.
         var seq: UInt64
+        /// Commits' actions handed over and not yet encoded into `pages`.
+        var pending: [[ActionEnvelope]] = []
+        var pendingCount = 0
         var pages: Deque<ActionsPage> = []
         var pagedActions = 0
         var pagedBytes = 0
         var actionSubscribers = 0
         var paths: [JSONPointer: Watched] = [:]
+        /// The seq of the state the watched values were read from.
+        var valuesSeq: UInt64 = 0
         var loops: [ObjectIdentifier: Loop] = [:]
     }
 
@@ -101,23 +107,21 @@ final class UpdateFeed: Sendable {
     static let keptBytes = 16 << 20
 
     private let state: Mutex<State>
+    private let preparing = Mutex(())
     /// Reads logged actions for a subscriber the kept pages no longer reach (`from`, `to`, limit).
     let readActions: @Sendable (UInt64, UInt64, Int) async throws(RPCError) -> [ActionEnvelope]
-    /// Yields when the producer has work: a commit, or a path newly watched (coalesced).
-    let work: AsyncStream<Void>
-    private let workContinuation: AsyncStream<Void>.Continuation
+    /// The newest committed state as JSON, with its seq.
+    let latestState: @Sendable () throws(RPCError) -> (seq: UInt64, json: JSONValue)
 
-    init(seq: UInt64, readActions: @escaping @Sendable (UInt64, UInt64, Int) async throws(RPCError) -> [ActionEnvelope]) {
+    init(
+        seq: UInt64,
+        readActions: @escaping @Sendable (UInt64, UInt64, Int) async throws(RPCError) -> [ActionEnvelope],
+        latestState: @escaping @Sendable () throws(RPCError) -> (seq: UInt64, json: JSONValue)
+    ) {
         state = Mutex(State(seq: seq))
         self.readActions = readActions
-        (work, workContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.latestState = latestState
     }
-
-    /// There is work for the producer (a commit).
-    func poke() { workContinuation.yield() }
-
-    /// No more commits will come.
-    func finish() { workContinuation.finish() }
 
     // MARK: subscribers
 
@@ -135,18 +139,18 @@ final class UpdateFeed: Sendable {
 
     /// A subscription starts: the feed keeps what it needs from the next commit on.
     func watch(_ subscription: Subscription) {
-        let newPath = state.withLock { state in
+        let loops = state.withLock { state in
             switch subscription.mode {
             case .actions:
                 state.actionSubscribers += 1
-                return false
+                return [Loop]()
             case .value, .patch:
                 state.paths[subscription.path, default: Watched()].subscribers += 1
-                return state.paths[subscription.path]!.value == nil
+                // Its value is needed now, not at the next commit, which may be long in coming.
+                return state.paths[subscription.path]!.value == nil ? state.scheduleDeliveries() : []
             }
         }
-        // Its value is needed now, not at the next commit, which may be long in coming.
-        if newPath { poke() }
+        Self.deliver(on: loops, feed: self)
     }
 
     func unwatch(_ subscription: Subscription) {
@@ -154,11 +158,7 @@ final class UpdateFeed: Sendable {
             switch subscription.mode {
             case .actions:
                 state.actionSubscribers -= 1
-                if state.actionSubscribers == 0 {
-                    state.pages = []
-                    state.pagedActions = 0
-                    state.pagedBytes = 0
-                }
+                if state.actionSubscribers == 0 { state.dropActions() }
             case .value, .patch:
                 state.paths[subscription.path]?.subscribers -= 1
                 if state.paths[subscription.path]?.subscribers == 0 { state.paths[subscription.path] = nil }
@@ -166,60 +166,65 @@ final class UpdateFeed: Sendable {
         }
     }
 
-    // MARK: the producer's side
+    // MARK: the writer thread's side
 
-    /// What the next step should read: the seq it starts after, whether actions are wanted, the
-    /// watched paths, and whether one of them has no value yet.
-    func wants() -> (after: UInt64, actions: Bool, paths: [JSONPointer], newPath: Bool) {
-        state.withLock { state in
-            (state.seq, state.actionSubscribers > 0, Array(state.paths.keys), state.paths.values.contains { $0.value == nil })
+    /// A commit's actions, on the writer thread: kept for encoding if anyone wants actions, and
+    /// every event loop with subscribers is asked to deliver.
+    func committed(_ envelopes: [ActionEnvelope]) {
+        guard let last = envelopes.last else { return }
+        let loops = state.withLock { state in
+            state.seq = last.seq
+            if state.actionSubscribers > 0 {
+                state.pending.append(envelopes)
+                state.pendingCount += envelopes.count
+                // The event loops are far behind: leave those actions to the log.
+                if state.pendingCount > Self.keptActions { state.dropActions() }
+            }
+            return state.scheduleDeliveries()
         }
+        Self.deliver(on: loops, feed: self)
     }
 
-    /// The seq the feed is as of.
-    var seq: UInt64 { state.withLock { $0.seq } }
-
-    /// Takes in the commits up to `seq`: the pages of their actions (or `nil` when none were read,
-    /// which drops the kept pages: they must stay contiguous) and the watched values. Then every
-    /// event loop with subscribers is asked to deliver.
-    func publish(seq: UInt64, pages newPages: [ActionsPage]?, values: [JSONPointer: JSONValue]) {
-        let loops: [Loop] = state.withLock { state in
-            if let newPages {
-                for page in newPages {
-                    state.pages.append(page)
-                    state.pagedActions += page.ends.count
-                    state.pagedBytes += page.bytes.readableBytes
-                }
-                while let first = state.pages.first, state.pages.count > 1,
-                    state.pagedActions > Self.keptActions || state.pagedBytes > Self.keptBytes
-                {
-                    state.pages.removeFirst()
-                    state.pagedActions -= first.ends.count
-                    state.pagedBytes -= first.bytes.readableBytes
-                }
-            } else {
-                state.pages = []
-                state.pagedActions = 0
-                state.pagedBytes = 0
-            }
-            for (path, value) in values where state.paths[path] != nil {
-                state.paths[path]!.value = Self.advance(state.paths[path]!.value, to: value, at: seq)
-            }
-            state.seq = seq
-            var due: [Loop] = []
-            for (key, loop) in state.loops where !loop.scheduled && !loop.outboxes.isEmpty {
-                state.loops[key]!.scheduled = true
-                due.append(loop)
-            }
-            return due
-        }
+    private static func deliver(on loops: [Loop], feed: UpdateFeed) {
         for loop in loops {
             let key = ObjectIdentifier(loop.eventLoop)
-            loop.eventLoop.execute { self.deliver(on: key) }
+            loop.eventLoop.execute { feed.deliver(on: key) }
         }
     }
 
-    private static func advance(_ old: PathValue?, to value: JSONValue, at seq: UInt64) -> PathValue {
+    /// On the event loop `key`: every registered connection there writes what it has not had.
+    private func deliver(on key: ObjectIdentifier) {
+        let outboxes = state.withLock { state -> [Outbox] in
+            state.loops[key]?.scheduled = false
+            return state.loops[key].map { Array($0.outboxes.values) } ?? []
+        }
+        for outbox in outboxes { outbox.deliverUpdates() }
+    }
+
+    /// Encodes what was handed over and reads the watched values from the newest state, if that
+    /// was not done yet: before every delivery, by whichever event loop comes first.
+    func prepare() {
+        // One preparer at a time, so that pages are added in order; the encoding itself is done
+        // outside the state's lock, which the writer thread takes at every commit.
+        preparing.withLock { _ in
+            let (pending, valuesWanted) = state.withLock { state in
+                defer {
+                    state.pending = []
+                    state.pendingCount = 0
+                }
+                return (state.pending, state.valuesWanted)
+            }
+            let pages = pending.map { ActionsPage($0[...]) }
+            var values: (seq: UInt64, json: JSONValue)?
+            if valuesWanted { values = try? latestState() }
+            state.withLock { state in
+                state.add(pages)
+                if let values { state.setValues(from: values.json, at: values.seq) }
+            }
+        }
+    }
+
+    fileprivate static func advance(_ old: PathValue?, to value: JSONValue, at seq: UInt64) -> PathValue {
         guard var entry = old else {
             return PathValue(
                 seq: seq, value: value, encoded: ByteBuffer(bytes: value.serialized()), changedAt: seq, previous: nil,
@@ -237,21 +242,15 @@ final class UpdateFeed: Sendable {
         return entry
     }
 
-    /// On the event loop `key`: every registered connection there writes what it has not had.
-    private func deliver(on key: ObjectIdentifier) {
-        let outboxes = state.withLock { state -> [Outbox] in
-            state.loops[key]?.scheduled = false
-            return state.loops[key].map { Array($0.outboxes.values) } ?? []
-        }
-        for outbox in outboxes { outbox.deliverUpdates() }
-    }
-
     // MARK: the event loops' side
 
     /// The actions after `delivered`, at most `limit`, from the kept pages.
     func actions(after delivered: UInt64, limit: Int) -> NextActions {
         state.withLock { state in
             guard delivered < state.seq else { return .upToDate }
+            // Handed over but not encoded yet (a commit since the last `prepare`): the delivery
+            // round that commit asked for brings them.
+            if state.pending.first?.first?.seq == delivered + 1 { return .upToDate }
             guard let first = state.pages.first, first.firstSeq <= delivered + 1, let last = state.pages.last,
                 last.lastSeq >= delivered + 1
             else { return .fromLog(latest: state.seq) }
@@ -293,5 +292,62 @@ final class UpdateFeed: Sendable {
             state.paths[path]!.value!.patch = patch
             return patch
         }
+    }
+}
+
+extension UpdateFeed.State {
+    /// Marks every event loop with subscribers as asked to deliver; returns those newly asked.
+    fileprivate mutating func scheduleDeliveries() -> [UpdateFeed.Loop] {
+        var due: [UpdateFeed.Loop] = []
+        for (key, loop) in loops where !loop.scheduled && !loop.outboxes.isEmpty {
+            loops[key]!.scheduled = true
+            due.append(loop)
+        }
+        return due
+    }
+
+    /// Forgets the kept and pending actions: subscribers read them from the log.
+    fileprivate mutating func dropActions() {
+        pending = []
+        pendingCount = 0
+        pages = []
+        pagedActions = 0
+        pagedBytes = 0
+    }
+
+    /// Adds encoded pages, dropping the oldest past the limits. The pages kept always follow on
+    /// from each other: one that does not (actions were dropped meanwhile) starts them again.
+    fileprivate mutating func add(_ newPages: [UpdateFeed.ActionsPage]) {
+        for page in newPages where actionSubscribers > 0 {
+            if let last = pages.last, last.lastSeq + 1 != page.firstSeq {
+                pages = []
+                pagedActions = 0
+                pagedBytes = 0
+            }
+            pages.append(page)
+            pagedActions += page.ends.count
+            pagedBytes += page.bytes.readableBytes
+        }
+        while let first = pages.first, pages.count > 1,
+            pagedActions > UpdateFeed.keptActions || pagedBytes > UpdateFeed.keptBytes
+        {
+            pages.removeFirst()
+            pagedActions -= first.ends.count
+            pagedBytes -= first.bytes.readableBytes
+        }
+    }
+
+    /// Whether the watched values are older than the newest commit (or one has none yet).
+    fileprivate var valuesWanted: Bool {
+        !paths.isEmpty && (valuesSeq < seq || paths.values.contains { $0.value == nil })
+    }
+
+    /// The watched values from the state at `stateSeq`, unless they are newer already.
+    fileprivate mutating func setValues(from json: JSONValue, at stateSeq: UInt64) {
+        guard stateSeq >= valuesSeq else { return }
+        for path in paths.keys {
+            paths[path]!.value = UpdateFeed.advance(paths[path]!.value, to: json.value(at: path) ?? .null, at: stateSeq)
+        }
+        valuesSeq = stateSeq
     }
 }

@@ -1,6 +1,8 @@
+import ReelCore
 import Synchronization
 
-/// The streams that hear about commits: subscription hubs, `reel log --follow`, tests.
+/// The streams that hear about commits: `reel log --follow`, tests; and the observers told of
+/// each commit's actions on the writer thread (the server's update feed).
 ///
 /// Each stream buffers only the newest seq: a watcher that falls behind learns the latest seq when
 /// it next looks, never a queue of stale ones, so a stalled watcher costs the writer nothing.
@@ -8,6 +10,19 @@ final class CommitWatchers: Sendable {
     private let state = Mutex<(next: Int, continuations: [Int: AsyncStream<UInt64>.Continuation], finished: Bool)>(
         (0, [:], false)
     )
+    private let observers = Mutex<[@Sendable ([ActionEnvelope]) -> Void]>([])
+
+    /// Calls `observer` on the writer thread after each commit that appended actions, with them.
+    func observe(_ observer: @escaping @Sendable ([ActionEnvelope]) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// Called by the writer after each commit that appended actions.
+    func published(_ envelopes: [ActionEnvelope]) {
+        guard let last = envelopes.last else { return }
+        for observer in observers.withLock({ $0 }) { observer(envelopes) }
+        publish(last.seq)
+    }
 
     /// A new stream that first yields `current`, then every later committed seq (coalesced).
     func makeStream(current: UInt64) -> AsyncStream<UInt64> {

@@ -122,6 +122,12 @@ public final class Store<State: StoreState>: Sendable {
         writer.watchers.makeStream(current: snapshot.seq)
     }
 
+    /// Calls `observer` after each commit that appended actions, with those actions, on the
+    /// writer thread: it must only hand them on (it holds up the next commit while it runs).
+    public func observeCommittedActions(_ observer: @escaping @Sendable ([ActionEnvelope]) -> Void) {
+        writer.watchers.observe(observer)
+    }
+
     /// Counters: commits, actions, refusals, checkpoints.
     public var statistics: StoreStatistics { writer.shared.withLock { $0.statistics } }
 

@@ -97,7 +97,7 @@ extension Writer {
         }
         recordCheckpoints(batch.checkpoints)
         if committed > 0 {
-            watchers.publish(workingSeq)
+            watchers.published(batch.envelopes)
         }
         for (request, result) in pending {
             request.reply(.success(result))
