@@ -27,24 +27,22 @@ struct AckedTail: Sendable {
 
     var lastSeq: UInt64 { groups.last?.lastSeq ?? applied }
 
-    /// Whether a group starting at `seq` continues the tail (when it is empty, LMDB's last seq,
-    /// which commits made without the journal may have moved, is `latest`).
-    func continues(at seq: UInt64, latest: () throws(StorageError) -> UInt64) throws(StorageError) -> Bool {
-        groups.isEmpty ? seq == (try latest()) + 1 : seq == lastSeq + 1
-    }
-
     mutating func append(_ group: Group) {
         if groups.isEmpty { applied = max(applied, group.firstSeq - 1) }
         precondition(group.firstSeq == lastSeq + 1, "the acknowledged tail must continue without a gap")
         groups.append(group)
     }
 
-    /// Forgets what LMDB now holds.
-    mutating func trim(through seq: UInt64) {
-        guard seq > applied else { return }
+    /// Forgets what LMDB now holds. Returns the groups forgotten, for the caller to release
+    /// outside its lock: freeing thousands of actions takes milliseconds, which the writer thread,
+    /// appending to the tail meanwhile, would otherwise wait.
+    mutating func trim(through seq: UInt64) -> [Group] {
+        guard seq > applied else { return [] }
         applied = seq
         let kept = groups.firstIndex { $0.lastSeq > seq } ?? groups.endIndex
+        let forgotten = Array(groups[..<kept])
         groups.removeFirst(kept)
+        return forgotten
     }
 
     func envelope(at seq: UInt64) -> ActionEnvelope? {

@@ -33,8 +33,11 @@ extension DataDirectory {
         }
         if let refusal = journal.refusal() { throw refusal }
         let first = batch.envelopes[0].seq
-        let acked = tail.withLock { $0 }
-        guard try acked.continues(at: first, latest: { () throws(StorageError) in try latestSeq() }) else {
+        // Does the group continue the tail (or, when it is empty, LMDB's log, which commits made
+        // without the journal may have moved)? Only what that needs is read: a copy of the tail
+        // would make the append below copy its array (it would no longer be the only reference).
+        let (tailIsEmpty, tailLast) = tail.withLock { ($0.groups.isEmpty, $0.lastSeq) }
+        guard tailIsEmpty ? first == (try latestSeq()) + 1 : first == tailLast + 1 else {
             throw StorageError(.invalidWrite, "cannot append seq \(first): the log ends at \(try latestSeq())")
         }
         let encoded = EncodedBatch(batch)
@@ -119,7 +122,10 @@ extension DataDirectory {
             return
         }
         // Only now: a reader's snapshot of the tail must never skip what LMDB does not yet hold.
-        if let last = batch.lastSeq { tail.withLock { $0.trim(through: last) } }
+        if let last = batch.lastSeq {
+            let forgotten = tail.withLock { $0.trim(through: last) }
+            _ = consume forgotten  // released here, after the lock
+        }
         journal.applied(batch, failure: nil)
         journal.file.growAhead(limit: journal.cycleSize)
     }
