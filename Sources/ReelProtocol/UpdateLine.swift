@@ -18,10 +18,7 @@ public enum UpdateLine {
 
     /// After the actions: the update's seq (its last action's) and the subscription.
     public static func actionsTail(seq: UInt64, subscription: String) -> [UInt8] {
-        var bytes = Array("],".utf8)
-        appendSeqAndSubscription(seq: seq, subscription: subscription, to: &bytes)
-        bytes.append(contentsOf: "}}\n".utf8)
-        return bytes
+        tail(after: "],", seq: seq, subscription: subscription)
     }
 
     /// Before the value, which follows as JSON.
@@ -40,7 +37,12 @@ public enum UpdateLine {
 
     /// After the patch.
     public static func patchTail(seq: UInt64, subscription: String) -> [UInt8] {
-        var bytes = Array(",".utf8)
+        tail(after: ",", seq: seq, subscription: subscription)
+    }
+
+    /// `separator`, the seq and subscription members, and the end of the line.
+    private static func tail(after separator: StaticString, seq: UInt64, subscription: String) -> [UInt8] {
+        var bytes = Array(UnsafeBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount))
         appendSeqAndSubscription(seq: seq, subscription: subscription, to: &bytes)
         bytes.append(contentsOf: "}}\n".utf8)
         return bytes

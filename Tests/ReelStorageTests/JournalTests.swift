@@ -30,6 +30,18 @@ struct JournalTests {
         return seqs
     }
 
+    /// Four actions of about 2 KiB each after `seq`, which it advances.
+    func bigGroup(after seq: inout UInt64) -> CommitBatch {
+        let payload = JSONValue.string(String(repeating: "x", count: 2000))
+        var envelopes: [ActionEnvelope] = []
+        for _ in 1...4 {
+            seq += 1
+            envelopes.append(ActionEnvelope(seq: seq, action: Action(type: "set", payload: ["path": "/p", "value": payload]),
+                                            time: Timestamp(nanosecondsSince1970: Int64(seq)), peer: Peer(uid: 1, gid: 1, pid: 1)))
+        }
+        return CommitBatch(envelopes: envelopes)
+    }
+
     /// Options under which nothing reaches LMDB until the journal is drained.
     var journalOnly: DataDirectory.Options {
         var options = DataDirectory.Options()
@@ -143,17 +155,8 @@ struct JournalTests {
         options.journalApplyDelay = 0.001
         let data = try DataDirectory(path: dir.path, reducerName: "test", options: options)
         // About 8 KiB per group: the 1 MiB file goes round several times.
-        let payload = JSONValue.string(String(repeating: "x", count: 2000))
         var seq: UInt64 = 0
-        for round in 0..<600 {
-            let envelopes = (1...4).map { _ in
-                seq += 1
-                return ActionEnvelope(seq: seq, action: Action(type: "set", payload: ["path": "/p", "value": payload]),
-                                      time: Timestamp(nanosecondsSince1970: Int64(seq)), peer: Peer(uid: 1, gid: 1, pid: 1))
-            }
-            try data.appendDurably(CommitBatch(envelopes: envelopes))
-            if round == 599 { break }
-        }
+        for _ in 0..<600 { try data.appendDurably(bigGroup(after: &seq)) }
         #expect(data.journal!.file.size == 1 << 20)
         #expect(data.journal!.file.offset < 1 << 20)
         let copy = try crashCopy(of: dir)  // with older records past the newest ones
@@ -173,16 +176,10 @@ struct JournalTests {
         let file = data.journal!.file
         #expect(file.size == JournalFile.initialSize)
         // About 8 KiB per group: past the middle of the first MiB after some 70 groups.
-        let payload = JSONValue.string(String(repeating: "x", count: 2000))
         var seq: UInt64 = 0
         var grownByApplier = false
         for _ in 0..<100 {
-            let envelopes = (1...4).map { _ in
-                seq += 1
-                return ActionEnvelope(seq: seq, action: Action(type: "set", payload: ["path": "/p", "value": payload]),
-                                      time: Timestamp(nanosecondsSince1970: Int64(seq)), peer: Peer(uid: 1, gid: 1, pid: 1))
-            }
-            try data.appendDurably(CommitBatch(envelopes: envelopes))
+            try data.appendDurably(bigGroup(after: &seq))
             // The writer grows the file only when a record does not fit; before that, only the
             // applier can have grown it.
             if file.size > JournalFile.initialSize && file.offset < JournalFile.initialSize { grownByApplier = true }
