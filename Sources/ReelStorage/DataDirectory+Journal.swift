@@ -150,6 +150,7 @@ extension DataDirectory {
         }
         if !batch.isEmpty { try commit(batch) }
         if file.size < JournalFile.initialSize { try file.grow(toAtLeast: JournalFile.initialSize) }
+        if file.size < options.journalPreallocation { file.preallocate(options.journalPreallocation) }
         let journal = Journal(
             file: file, applyDelay: .milliseconds(Int64(options.journalApplyDelay * 1000)), cycleSize: options.journalCycleSize
         )

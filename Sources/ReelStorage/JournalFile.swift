@@ -101,6 +101,18 @@ final class JournalFile: Sendable {
         try growing.withLock { (_: inout ()) throws(StorageError) in try growLocked(toAtLeast: minimum) }
     }
 
+    /// Allocates the file up to `size` without writing it, best effort (a file system without
+    /// fallocate, or a disk too full for it, leaves it as it was: it grows when needed). Its
+    /// blocks stay "unwritten" until first written, which makes the first sync into each write
+    /// the inode's extents too: a cost of the first cycle only.
+    func preallocate(_ size: Int) {
+        growing.withLock { _ in
+            guard size > self.size, posix_fallocate(fd, 0, off_t(size)) == 0 else { return }
+            guard !durable || fsync(fd) == 0 else { return }
+            allocated.store(size, ordering: .releasing)
+        }
+    }
+
     /// Doubles the file ahead of the writer, up to `limit`, once the writer is past its middle:
     /// for the applier thread, off the acknowledgement path. A failure is left for the writer to
     /// meet, and report, when it needs the room.

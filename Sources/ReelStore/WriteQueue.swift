@@ -74,8 +74,12 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         if requests.isEmpty && checkpoints.isEmpty && !closed && idleSpinNanoseconds > 0 && lastTaken == 1 {
             let seen = submissions.load(ordering: .acquiring)
             condition.unlock()
-            let deadline = DispatchTime.now().uptimeNanoseconds + idleSpinNanoseconds
-            while submissions.load(ordering: .acquiring) == seen, DispatchTime.now().uptimeNanoseconds < deadline {}
+            let deadline = Self.monotonicNanoseconds() + idleSpinNanoseconds
+            // (Bounded by a count too: the watch must end even if the clock were to stand still.)
+            var rounds = 0
+            while submissions.load(ordering: .acquiring) == seen, rounds < Self.maxSpinRounds, Self.monotonicNanoseconds() < deadline {
+                rounds += 1
+            }
             condition.lock()
         }
         while requests.isEmpty && checkpoints.isEmpty && !closed {
@@ -95,6 +99,15 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         let readyCheckpoints = checkpoints
         checkpoints.removeAll()
         return (taken, readyCheckpoints)
+    }
+
+    /// Far more rounds than `idleSpin` allows (a clock read is tens of nanoseconds).
+    private static var maxSpinRounds: Int { 200_000 }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// Checkpoints that arrived after the writer stopped.

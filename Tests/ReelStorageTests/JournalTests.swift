@@ -196,6 +196,24 @@ struct JournalTests {
         #expect(try held(try DataDirectory(path: copy.path, reducerName: "test")) == Array(1...seq))
     }
 
+    @Test func theJournalIsAllocatedAsAskedWhenOpenedForWriting() throws {
+        let dir = try TemporaryDirectory()
+        var options = DataDirectory.Options()
+        options.journalPreallocation = 4 << 20
+        options.journalCycleSize = 4 << 20  // as the daemon has it: the whole cycle allocated at once
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: options)
+        #expect(data.journal!.file.size == 4 << 20)
+        var info = stat()
+        #expect(stat(data.journal!.file.path, &info) == 0)
+        #expect(Int(info.st_size) == 4 << 20 && Int(info.st_blocks) * 512 >= 4 << 20, "allocated, not sparse")
+        var seq: UInt64 = 0
+        for _ in 0..<300 { try data.appendDurably(bigGroup(after: &seq)) }  // 2.4 MiB: nothing to grow
+        #expect(data.journal!.file.size == 4 << 20)
+        try data.closeJournal()
+        let copy = try crashCopy(of: dir)
+        #expect(try held(try DataDirectory(path: copy.path, reducerName: "test")) == Array(1...seq))
+    }
+
     @Test func aGroupThatCouldNotFitTheDataFileIsRefusedBeforeTheJournal() throws {
         let dir = try TemporaryDirectory()
         var options = journalOnly
