@@ -10,18 +10,17 @@ import Synchronization
 /// The journal's file, `journal.reel` in the data directory: where a group of dispatches becomes
 /// durable with one write and one `fdatasync`, before LMDB receives it (see ``JournalFormat``).
 ///
-/// The file is allocated ahead (`posix_fallocate`, then filled with zeros) and written in place,
-/// so a sync carries no change of size: on ext4 that makes the one sync of an acknowledgement
-/// about a third cheaper than one that appends (measured here: 120 µs against 180 µs). The zeros
-/// matter too: ext4 keeps fallocated blocks "unwritten" until written, and the sync after the
-/// first write into each block must also write the inode's extents, a second synchronous write
-/// (`ext4_write_inode` in the profiles). It starts at ``initialSize``,
+/// The file is allocated ahead (`posix_fallocate`) and written in place, so a sync carries no
+/// change of size: on ext4 that makes the one sync of an acknowledgement about a third cheaper
+/// than one that appends (measured here: 120 µs against 180 µs). ext4 keeps fallocated blocks
+/// "unwritten" until first written, so the sync after the first write into each block also writes
+/// the inode's extents (`ext4_write_inode` in the profiles): a cost of the file's first cycle. It starts at ``initialSize``,
 /// doubles while its records are not yet in LMDB, up to a cycle size (64 MiB by default); past that, writing goes
 /// back to offset 0 once LMDB holds everything in the file.
 ///
 /// The store's writer thread appends; the applier thread grows the file ahead of it
-/// (``growAhead(limit:)``), so that an acknowledgement rarely waits for zeros to be written and
-/// synced. The writer grows it itself only when it finds no room.
+/// (``growAhead(limit:)``), so that an acknowledgement rarely waits for an allocation and its
+/// sync. The writer grows it itself only when it finds no room.
 final class JournalFile: Sendable {
     static let name = "journal.reel"
     static let initialSize = 1 << 20
@@ -29,7 +28,7 @@ final class JournalFile: Sendable {
     let path: String
     private let fd: Int32
     private let durable: Bool
-    /// The allocated, synced size: never more than what is zero-filled (or written) and synced.
+    /// The allocated, synced size: never more than what is allocated (or written) and synced.
     private let allocated: Atomic<Int>
     /// Where the next record goes. Written by the writer thread only.
     private let next = Atomic<Int>(0)
@@ -132,9 +131,11 @@ final class JournalFile: Sendable {
             errno = rc
             throw Self.error("cannot grow the journal \(path) to \(target) bytes")
         }
-        // (Without fallocate, the zeros alone allocate the blocks.)
-        let zeros = [UInt8](repeating: 0, count: min(1 << 20, target - size))
-        var position = size
+        // Without fallocate, zeros allocate the blocks. (With it, they are not written: writing
+        // them would spare the first sync into each block the write of the inode's extents, but
+        // their sync held acknowledgements up for 10–16 ms at each growth.)
+        let zeros = [UInt8](repeating: 0, count: rc == 0 ? 0 : min(1 << 20, target - size))
+        var position = rc == 0 ? target : size
         while position < target {
             let count = min(zeros.count, target - position)
             guard zeros.withUnsafeBytes({ pwriteAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: position) }) else {

@@ -32,6 +32,11 @@ import Testing
         #expect(bisect.seq == 3)
         #expect(bisect.through == 5)
 
+        // Checkpoints (and the actions the scan counts) reach LMDB from the journal's applier, a
+        // few milliseconds after the dispatches are acknowledged.
+        try await waitUntil("the checkpoints and actions in LMDB") {
+            (try? queries.checkpoints().checkpoints.count) == 2 && (try? queries.scan().actions) == 5
+        }
         let checkpoints = try queries.checkpoints()
         #expect(checkpoints.checkpoints.map(\.seq) == [2, 4])
         #expect(checkpoints.reducer == store.definition.identity)
