@@ -115,6 +115,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var options = StoreOptions(checkpointEvery: checkpointEvery)
         options.storage.maxMapSize = maxMapSize
         if options.storage.initialMapSize > maxMapSize { options.storage.initialMapSize = maxMapSize }
+        // The whole journal at once: it then never grows while acknowledgements wait.
+        options.storage.journalPreallocation = options.storage.journalCycleSize
         return options
     }
 

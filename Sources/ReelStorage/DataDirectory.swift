@@ -50,11 +50,10 @@ public final class DataDirectory: Sendable {
         /// The journal's size before writing goes back to its start (once LMDB holds everything).
         public var journalCycleSize: Int = 64 << 20
         /// How much of the journal to allocate when it is opened for writing (`posix_fallocate`,
-        /// best effort past the first MiB). The whole cycle allocated at once never grows under
-        /// load (a growth writes zeros and syncs them, which holds up acknowledgements: 50 × 16
-        /// pipelined, p99 13–21 ms → 9.5–10 ms), but every open then reads the whole file
-        /// (`JournalFile.contents`), which made the test suite twice as slow: not the default
-        /// until the journal is read by following its records.
+        /// best effort past the first MiB). The daemon allocates the whole cycle, so that the file
+        /// never grows under load (a growth's allocation and sync hold acknowledgements up: 50 × 16
+        /// pipelined, p99 10–12 → 9.5–11 ms); tests keep it small, since every open reads the
+        /// whole file.
         public var journalPreallocation: Int = 1 << 20
 
         public init(readOnly: Bool = false, initialMapSize: Int = 64 << 20, maxMapSize: Int = 1 << 40, durable: Bool = true) {

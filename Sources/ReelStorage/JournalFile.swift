@@ -73,22 +73,26 @@ final class JournalFile: Sendable {
         close(fd)
     }
 
-    /// The whole file.
+    /// The whole file, read in one buffer of its size.
     static func contents(ofDirectory directory: String) throws(StorageError) -> [UInt8]? {
         let path = directory + "/" + name
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 && errno == ENOENT { return nil }
         guard fd >= 0 else { throw error("cannot open the journal \(path)") }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error("cannot read the size of \(path)") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else { throw error("cannot read the journal \(path)") }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
+            if count == 0 { break }  // (cut short meanwhile: what was read is what there is)
+            done += count
         }
+        if done < bytes.count { bytes.removeLast(bytes.count - done) }
+        return bytes
     }
 
     /// Whether `count` bytes fit at the current offset.

@@ -31,6 +31,8 @@ struct DaemonConfigurationTests {
         #expect(configuration.maxMapSize == 1 << 40)
         #expect(configuration.storeOptions.checkpointEvery == 10_000)
         #expect(configuration.storeOptions.storage.maxMapSize == 1 << 40)
+        // The daemon's journal is allocated whole: it never grows while acknowledgements wait.
+        #expect(configuration.storeOptions.storage.journalPreallocation == configuration.storeOptions.storage.journalCycleSize)
         let own = UInt32(geteuid())
         for operation in AccessPolicy.Operation.allCases {
             #expect(configuration.accessPolicy.allows(operation, uid: own, gid: 4242))
