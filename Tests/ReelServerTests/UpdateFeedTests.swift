@@ -1,0 +1,144 @@
+import NIOCore
+import ReelCore
+import ReelJSON
+import ReelProtocol
+@testable import ReelServer
+import Testing
+
+/// The update feed's shared encodings: what it keeps is bounded, slices follow on from each other
+/// across commits, and values know when they changed.
+struct UpdateFeedTests {
+    func feed(json: JSONValue = [:], seq: UInt64 = 0) -> UpdateFeed {
+        UpdateFeed(
+            seq: 0,
+            readActions: { _, _, _ in [] },
+            latestState: { (seq, json) }
+        )
+    }
+
+    func envelopes(_ seqs: ClosedRange<UInt64>) -> [ActionEnvelope] {
+        seqs.map {
+            ActionEnvelope(seq: $0, action: Action(type: "set", payload: ["path": "/n", "value": .int(Int64($0))]),
+                           time: Timestamp(nanosecondsSince1970: Int64($0)), peer: Peer(uid: 1, gid: 1, pid: 1))
+        }
+    }
+
+    /// The actions a `.actions` answer holds, parsed back.
+    func seqs(_ next: UpdateFeed.NextActions) throws -> [Int64] {
+        guard case .actions(let slices, _) = next else { return [] }
+        let joined = slices.map { String(buffer: $0) }.joined(separator: ",")
+        let array = try JSONValue(parsing: "[" + joined + "]")
+        return array.arrayValue?.compactMap { $0["seq"]?.intValue } ?? []
+    }
+
+    @Test func actionsFollowOnAcrossCommitsAndTheOldestAreLeftToTheLog() throws {
+        let feed = feed()
+        feed.watch(Subscription(id: "s1", path: .root, mode: .actions, seq: 0, value: .null))
+        // 30,000 actions in commits of 100, a delivery round every ten: more than the feed keeps.
+        var next: UInt64 = 1
+        while next <= 30_000 {
+            feed.committed(envelopes(next...(next + 99)))
+            next += 100
+            if next % 1000 == 1 { feed.prepare() }
+        }
+        // Long gone from the pages: read from the log, up to the newest.
+        guard case .fromLog(let latest) = feed.actions(after: 0, limit: 500) else {
+            Issue.record("the oldest actions should be left to the log")
+            return
+        }
+        #expect(latest == 30_000)
+        // Recent ones: sliced across commits, in order, 500 at most.
+        #expect(try seqs(feed.actions(after: 29_250, limit: 500)) == Array(29_251...29_750))
+        #expect(try seqs(feed.actions(after: 29_950, limit: 500)) == Array(29_951...30_000))
+        guard case .upToDate = feed.actions(after: 30_000, limit: 500) else {
+            Issue.record("nothing after the newest")
+            return
+        }
+        // What is kept stays within its bound, less at most one commit's page.
+        #expect(kept(by: feed, through: 30_000) <= UpdateFeed.keptActions)
+        #expect(kept(by: feed, through: 30_000) > UpdateFeed.keptActions - 100)
+    }
+
+    /// How many actions before `last` the feed still has encoded.
+    func kept(by feed: UpdateFeed, through last: UInt64) -> Int {
+        var kept = 0
+        var after = last
+        while after > 0, case .actions = feed.actions(after: after - 1, limit: 1) {
+            kept += 1
+            after -= 1
+        }
+        return kept
+    }
+
+    /// Event loops that never come round (all busy) do not make the feed hold more: past the
+    /// bound, what was handed over is dropped, and the subscribers read it from the log.
+    @Test func whatWaitsForEncodingIsBoundedToo() {
+        let feed = feed()
+        feed.watch(Subscription(id: "s1", path: .root, mode: .actions, seq: 0, value: .null))
+        var next: UInt64 = 1
+        while next <= 30_000 {
+            feed.committed(envelopes(next...(next + 99)))
+            next += 100
+        }
+        feed.prepare()
+        #expect(kept(by: feed, through: 30_000) <= UpdateFeed.keptActions)
+        guard case .fromLog(let latest) = feed.actions(after: 0, limit: 500) else {
+            Issue.record("the dropped actions are read from the log")
+            return
+        }
+        #expect(latest == 30_000)
+    }
+
+    @Test func actionsHandedOverButNotYetEncodedWaitForTheirRound() {
+        let feed = feed()
+        feed.watch(Subscription(id: "s1", path: .root, mode: .actions, seq: 0, value: .null))
+        feed.committed(envelopes(1...10))
+        feed.prepare()
+        feed.committed(envelopes(11...20))
+        // Not a log read: the delivery round the commit asked for brings them.
+        guard case .upToDate = feed.actions(after: 10, limit: 500) else {
+            Issue.record("actions handed over should wait for their round, not be read from the log")
+            return
+        }
+        feed.prepare()
+        guard case .actions(_, let last) = feed.actions(after: 10, limit: 500) else {
+            Issue.record("the round brings them")
+            return
+        }
+        #expect(last == 20)
+    }
+
+    @Test func valuesKnowWhenTheyChangedAndSharePatchesFromThePreviousValue() throws {
+        final class State: @unchecked Sendable {
+            var seq: UInt64 = 1
+            var json: JSONValue = ["a": 1, "b": 1]
+        }
+        let state = State()
+        let feed = UpdateFeed(seq: 1, readActions: { _, _, _ in [] }, latestState: { (state.seq, state.json) })
+        let path = try JSONPointer("/a")
+        feed.watch(Subscription(id: "s1", path: path, mode: .patch, seq: 1, value: 1))
+        feed.prepare()
+        let first = try #require(feed.value(at: path))
+        #expect(first.value == 1 && first.changedAt == 1 && first.previous == nil)
+
+        // A commit elsewhere: the value is as of the new seq, unchanged since 1.
+        state.seq = 2
+        state.json = ["a": 1, "b": 2]
+        feed.committed(envelopes(2...2))
+        feed.prepare()
+        let unchanged = try #require(feed.value(at: path))
+        #expect(unchanged.seq == 2 && unchanged.changedAt == 1)
+
+        state.seq = 3
+        state.json = ["a": 5, "b": 2]
+        feed.committed(envelopes(3...3))
+        feed.prepare()
+        let changed = try #require(feed.value(at: path))
+        #expect(changed.value == 5 && changed.changedAt == 3 && changed.previous == 1 && changed.previousChangedAt == 1)
+        #expect(String(buffer: changed.encoded) == "5")
+        let patch = try #require(feed.sharedPatch(at: path, changedAt: 3))
+        #expect(String(buffer: patch) == #"[{"op":"replace","path":"","value":5}]"#)
+        // Asked for another change than the current one: none shared.
+        #expect(feed.sharedPatch(at: path, changedAt: 2) == nil)
+    }
+}
