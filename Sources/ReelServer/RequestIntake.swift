@@ -101,7 +101,9 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         case .answer(let bytes):
             outbox.fill(slot, with: bytes)
         case .dispatch(let id, let params):
-            let ticket = handler.submit(params, peer: peer)
+            // Alone in the server, the dispatch is committed right here on the event loop, as
+            // Redis does (see Store.submit): no hop to the writer thread and back.
+            let ticket = handler.submit(params, peer: peer, commitIfAlone: true)
             router.noteDispatched(ticket)
             // Answered from the writer thread as the commit settles it (see Outbox.fill).
             let outbox = self.outbox

@@ -161,19 +161,31 @@ public final class Store<State: StoreState>: Sendable {
     /// Hands a dispatch to the writer now and returns at once. Dispatches submitted one after the
     /// other get their seqs in that order, which a connection relies on to keep its pipelined
     /// dispatches in request order while they still share commits.
+    ///
+    /// With `commitIfAlone`, a dispatch submitted while no other is in flight and the writer is
+    /// idle is committed on the caller's thread, before this returns (the ticket is then settled):
+    /// the server's event loop does so, as Redis does, sparing a client that sends one dispatch at
+    /// a time two thread hops per dispatch. The caller blocks for the sync meanwhile.
     public func submit(
-        batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil
+        batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil,
+        commitIfAlone: Bool = false
     ) -> DispatchTicket {
         guard !actions.isEmpty else {
             return DispatchTicket(failed: StoreError(.invalidArgument, "a batch needs at least one action"))
         }
         let ticket = DispatchTicket()
+        let writer = self.writer
         let request = DispatchRequest(
             actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey,
-            reply: { ticket.resolve($0) }
+            reply: { outcome in
+                writer.inFlight.subtract(1, ordering: .relaxed)
+                ticket.resolve(outcome)
+            }
         )
+        if commitIfAlone, writer.commitAlone(request) { return ticket }
+        writer.inFlight.add(1, ordering: .relaxed)
         if !writer.queue.submit(request) {
-            ticket.resolve(.failure(StoreError(.shuttingDown, "the store is shutting down")))
+            request.reply(.failure(StoreError(.shuttingDown, "the store is shutting down")))
         }
         return ticket
     }

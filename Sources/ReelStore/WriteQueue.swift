@@ -110,6 +110,13 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
+    /// Whether nothing waits for the writer and the queue takes requests.
+    var isOpenAndEmpty: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return !closed && requests.isEmpty
+    }
+
     /// Checkpoints that arrived after the writer stopped.
     func takeCheckpoints() -> [Checkpoint] {
         condition.lock()

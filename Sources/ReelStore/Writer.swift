@@ -8,8 +8,9 @@ import Synchronization
 /// take waiting requests → middleware and reducers → one LMDB transaction and one sync → publish
 /// the state → answer each dispatcher → maybe start a checkpoint (encoded elsewhere).
 ///
-/// Every `var` below is touched only on the writer thread (or by `finish` after that thread has
-/// exited); what others read goes through `shared`.
+/// Every `var` below is touched only by whoever holds `commitToken`: the writer thread, an event
+/// loop committing a lone dispatch (``commitAlone(_:)``), or `finish` after the writer thread has
+/// exited; what others read goes through `shared`.
 final class Writer<State: StoreState>: @unchecked Sendable {
     struct Shared {
         var snapshot: StoreSnapshot<State>
@@ -22,6 +23,10 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     let options: StoreOptions
     let logger: Logger
     let queue: WriteQueue<DispatchRequest>
+    /// Dispatches submitted and not yet answered.
+    let inFlight = Atomic<Int>(0)
+    /// Held to commit; `true` inside once the store finished (no more commits).
+    let commitToken = Mutex(false)
     let watchers = CommitWatchers()
     let shared: Mutex<Shared>
     private let exited = ExitSignal()
@@ -86,17 +91,36 @@ final class Writer<State: StoreState>: @unchecked Sendable {
                     end += 1
                     if work.requests[end - 1].containsStoreAction { break }
                 }
-                commitGroup(work.requests[start..<end], checkpoints: checkpoints)
+                let group = work.requests[start..<end]
+                let taken = checkpoints
+                commitToken.withLock { _ in commitGroup(group, checkpoints: taken) }
                 checkpoints = []
                 start = end
             } while start < work.requests.count
         }
     }
 
+    /// Commits `request` on the calling thread if no other dispatch is in flight and the writer
+    /// is idle; `false` (nothing done) otherwise, or once the store is closing.
+    func commitAlone(_ request: DispatchRequest) -> Bool {
+        guard !request.containsStoreAction,
+            inFlight.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        let committed = commitToken.withLockIfAvailable { finished -> Bool in
+            guard !finished, queue.isOpenAndEmpty else { return false }
+            commitGroup([request][...], checkpoints: [])
+            return true
+        } ?? false
+        if !committed { inFlight.subtract(1, ordering: .relaxed) }
+        return committed
+    }
+
     /// Waits for the writer thread to drain the queue and stop, then writes the final checkpoint.
     func finish() async {
         queue.close()
         await exited.wait()
+        // A lone dispatch committing on an event loop finishes first; none starts after.
+        commitToken.withLock { $0 = true }
         watchers.finish()
         do {
             try directory.closeJournal()

@@ -50,6 +50,52 @@ struct StoreDispatchTests {
         await store.close()
     }
 
+    @Test func aLoneDispatchIsCommittedOnTheCallersThread() async throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let store = try Store(path: dir.path, definition: .stock)
+            for value in 1...5 {
+                let ticket = store.submit(batch: [set("/a", .int(Int64(value)))], commitIfAlone: true)
+                // Nothing else in flight: committed before `submit` returned.
+                #expect(ticket.isSettled)
+                #expect(try await ticket.result().seq == UInt64(value))
+            }
+            #expect(store.snapshot.state == ["a": 5])
+            #expect(store.statistics.commits == 5)
+            await store.close()
+        }
+        // Durable like any other: the next open has them.
+        let reopened = try Store(path: dir.path, definition: .stock)
+        #expect(reopened.snapshot.seq == 5)
+        #expect(reopened.snapshot.state == ["a": 5])
+        await reopened.close()
+    }
+
+    /// Lone commits on callers' threads and the writer thread's commits, mixed: one gapless order,
+    /// every increment applied once.
+    @Test func loneCommitsAndGroupCommitsShareOneOrder() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        let seqs = await withTaskGroup(of: [UInt64].self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var seqs: [UInt64] = []
+                    for _ in 0..<150 {
+                        let ticket = store.submit(
+                            batch: [Action(type: "increment", payload: ["path": "/n"])], commitIfAlone: task % 2 == 0
+                        )
+                        if let seq = try? await ticket.result().seq { seqs.append(seq) }
+                    }
+                    return seqs
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(seqs.sorted() == Array(1...1200))
+        #expect(store.snapshot.state == ["n": 1200])
+        await store.close()
+    }
+
     @Test func aRejectedActionInABatchRejectsTheWholeBatch() async throws {
         let dir = try TemporaryDirectory()
         let store = try Store(path: dir.path, definition: .stock)
