@@ -138,17 +138,21 @@ final class JournalFile: Sendable {
         // Without fallocate, zeros allocate the blocks. (With it, they are not written: writing
         // them would spare the first sync into each block the write of the inode's extents, but
         // their sync held acknowledgements up for 10–16 ms at each growth.)
-        let zeros = [UInt8](repeating: 0, count: rc == 0 ? 0 : min(1 << 20, target - size))
-        var position = rc == 0 ? target : size
-        while position < target {
-            let count = min(zeros.count, target - position)
+        if rc != 0 { try writeZeros(from: size, to: target) }
+        guard !durable || fsync(fd) == 0 else { throw Self.error("cannot sync the journal \(path) after growing it") }
+        allocated.store(target, ordering: .releasing)
+    }
+
+    private func writeZeros(from start: Int, to end: Int) throws(StorageError) {
+        let zeros = [UInt8](repeating: 0, count: min(1 << 20, end - start))
+        var position = start
+        while position < end {
+            let count = min(zeros.count, end - position)
             guard zeros.withUnsafeBytes({ pwriteAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: position) }) else {
                 throw Self.error("cannot write the journal \(path)'s new space")
             }
             position += count
         }
-        guard !durable || fsync(fd) == 0 else { throw Self.error("cannot sync the journal \(path) after growing it") }
-        allocated.store(target, ordering: .releasing)
     }
 
     /// Starts writing at offset 0 again: only once LMDB durably holds every record in the file.

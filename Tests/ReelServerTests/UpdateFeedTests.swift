@@ -31,16 +31,21 @@ struct UpdateFeedTests {
         return array.arrayValue?.compactMap { $0["seq"]?.intValue } ?? []
     }
 
-    @Test func actionsFollowOnAcrossCommitsAndTheOldestAreLeftToTheLog() throws {
+    /// A feed with an actions-mode subscriber, handed `count` actions (more than it keeps) in
+    /// commits of 100, with a delivery round (`prepare`) every `roundEvery` commits, or none.
+    func actionsFeed(afterCommitting count: UInt64, roundEvery: UInt64?) -> UpdateFeed {
         let feed = feed()
         feed.watch(Subscription(id: "s1", path: .root, mode: .actions, seq: 0, value: .null))
-        // 30,000 actions in commits of 100, a delivery round every ten: more than the feed keeps.
-        var next: UInt64 = 1
-        while next <= 30_000 {
-            feed.committed(envelopes(next...(next + 99)))
-            next += 100
-            if next % 1000 == 1 { feed.prepare() }
+        for commit in 0..<(count / 100) {
+            feed.committed(envelopes((commit * 100 + 1)...(commit * 100 + 100)))
+            if let roundEvery, (commit + 1) % roundEvery == 0 { feed.prepare() }
         }
+        return feed
+    }
+
+    @Test func actionsFollowOnAcrossCommitsAndTheOldestAreLeftToTheLog() throws {
+        // A delivery round every ten commits.
+        let feed = actionsFeed(afterCommitting: 30_000, roundEvery: 10)
         // Long gone from the pages: read from the log, up to the newest.
         guard case .fromLog(let latest) = feed.actions(after: 0, limit: 500) else {
             Issue.record("the oldest actions should be left to the log")
@@ -73,13 +78,7 @@ struct UpdateFeedTests {
     /// Event loops that never come round (all busy) do not make the feed hold more: past the
     /// bound, what was handed over is dropped, and the subscribers read it from the log.
     @Test func whatWaitsForEncodingIsBoundedToo() {
-        let feed = feed()
-        feed.watch(Subscription(id: "s1", path: .root, mode: .actions, seq: 0, value: .null))
-        var next: UInt64 = 1
-        while next <= 30_000 {
-            feed.committed(envelopes(next...(next + 99)))
-            next += 100
-        }
+        let feed = actionsFeed(afterCommitting: 30_000, roundEvery: nil)
         feed.prepare()
         #expect(kept(by: feed, through: 30_000) <= UpdateFeed.keptActions)
         guard case .fromLog(let latest) = feed.actions(after: 0, limit: 500) else {
