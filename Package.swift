@@ -197,7 +197,7 @@ let package = Package(
             path: "Tests/ReelTestSupport"
         ),
 
-        .testTarget(name: "ReelLMDBTests", dependencies: ["ReelLMDB"]),
+        .testTarget(name: "ReelLMDBTests", dependencies: ["ReelLMDB", "CReelFaultGuard"]),
         .testTarget(
             name: "ReelJSONTests",
             dependencies: ["ReelJSON", .product(name: "PropertyBased", package: "swift-property-based")]

@@ -31,6 +31,10 @@ void reel_fault_guard_install(const char *message);
 int reel_guarded_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 int reel_guarded_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 
+/// Reads the byte at `address` under the same guard, for the guard's own tests: returns 0 and the
+/// byte in `value`, or `REEL_LMDB_FAULTED` when the read faulted inside a recorded region.
+int reel_guarded_read_byte(const volatile uint8_t *address, uint8_t *value);
+
 /// LMDB's assertion callback (`mdb_env_set_assert`): LMDB asserts on page invariants a damaged
 /// file breaks (`IS_LEAF(mp)` in `mdb_cursor_next`, found by the bit-flip test) and then aborts.
 /// Inside a guarded read the assertion abandons the read, as a fault does (`REEL_LMDB_FAULTED`);
