@@ -1,81 +1,139 @@
 import Foundation
 import ReelCore
 
-/// Hands decoded envelopes from a reading thread to the caller in chunks, so that reading and
-/// decoding the log (about half of a replay's work) runs on one core while the caller folds on
-/// another.
+/// Hands decoded envelopes from reading threads to the caller, in order, one segment of the log at
+/// a time, so that reading and decoding the log (more than half of a replay's work) runs beside
+/// the caller's folding.
 ///
-/// Bounded: the reader stays at most `capacity` chunks ahead, so a long replay never holds more
-/// than a few thousand decoded actions in memory.
+/// The range is cut into segments of ``DataDirectory/segmentLength`` seqs. A worker (a reading
+/// thread, or the caller itself while the segment it needs next is still being decoded) claims the
+/// next segment nobody has claimed, reads and decodes it on its own read transaction and puts it
+/// here; the caller folds segments in seq order. The caller helping, rather than more threads,
+/// is what keeps every core busy: with one reading thread per spare core, no thread ever waits for
+/// a core while another waits for a segment.
 ///
-/// Chunks the consumer is done with travel back to the reader to be freed there: memory freed on
-/// another thread than the one that allocated it goes back to the allocating thread's malloc arena
-/// under that arena's lock, which the reader holds all the time it decodes. Freeing on the reader
-/// made read-ahead replay about a third faster.
-final class EnvelopeChannel: @unchecked Sendable {
+/// Bounded: nobody claims a segment more than `capacity` segments ahead of the one the caller
+/// folds next, so a long replay never holds more than a few thousand decoded actions in memory.
+///
+/// Segments the caller is done with travel back to the worker that decoded them, to be freed
+/// there: memory freed on another thread than the one that allocated it goes back to the
+/// allocating thread's malloc arena under that arena's lock, which a reader holds all the time it
+/// decodes. Freeing on the reader made read-ahead replay about a third faster.
+final class EnvelopeSegments: @unchecked Sendable {
+    /// A decoded segment and the worker that decoded it.
+    struct Segment {
+        var worker: Int
+        var envelopes: [ActionEnvelope]
+    }
+
+    /// What the caller does next.
+    enum Step {
+        /// Fold this segment, the next in order.
+        case fold(Segment)
+        /// Decode segment `index` and ``deliver(_:_:isLast:)`` it: the next one is not ready yet.
+        case decode(Int)
+        /// The walk is over.
+        case end
+    }
+
     // @unchecked: every field is guarded by `condition`'s lock.
     private let condition = NSCondition()
-    private var chunks: [[ActionEnvelope]] = []
-    private var spent: [[ActionEnvelope]] = []
-    private var finished = false
+    /// Decoded segments not folded yet, by index.
+    private var ready: [Int: Segment] = [:]
+    /// Folded segments waiting to be freed, per worker.
+    private var spent: [[[ActionEnvelope]]]
+    private var nextToClaim = 0
+    private var nextToFold = 0
+    /// The first segment that is not delivered: the one after the range, or after a short segment
+    /// (the end of the log), or the one a worker failed on.
+    private var end: Int
     private var failure: (any Error)?
     private var cancelled = false
     private let capacity: Int
 
-    init(capacity: Int) {
+    /// - Parameters:
+    ///   - count: how many segments the range has.
+    ///   - workers: how many workers deliver segments (reading threads and the caller).
+    init(count: Int, workers: Int, capacity: Int) {
+        self.end = count
+        self.spent = Array(repeating: [], count: workers)
         self.capacity = capacity
     }
 
-    /// Called by the reader. Waits while the channel is full; returns `false` once the consumer
-    /// has stopped listening.
-    func put(_ chunk: [ActionEnvelope]) -> Bool {
-        var finishedWith: [[ActionEnvelope]] = []
-        defer { finishedWith.removeAll() }  // frees, on this thread, after the lock is released
+    /// Whether a segment can be claimed now. Under the lock.
+    private var claimable: Bool {
+        !cancelled && nextToClaim < end && nextToClaim - nextToFold < capacity
+    }
+
+    /// Called by reading thread `worker`: the next segment to read, once one is within `capacity`
+    /// of the caller; `nil` when there is nothing more to read. Swaps into `finishedWith` the
+    /// segments this worker decoded that have been folded, for it to free outside the lock.
+    func claim(worker: Int, freeing finishedWith: inout [[ActionEnvelope]]) -> Int? {
         condition.lock()
         defer { condition.unlock() }
-        while chunks.count >= capacity && !cancelled {
+        while !claimable && !cancelled && nextToClaim < end {
             condition.wait()
         }
-        swap(&finishedWith, &spent)
-        guard !cancelled else { return false }
-        chunks.append(chunk)
-        condition.broadcast()
-        return true
+        swap(&finishedWith, &spent[worker])
+        guard claimable else { return nil }
+        defer { nextToClaim += 1 }
+        return nextToClaim
     }
 
-    /// Called by the reader when it is done, with the error that stopped it, if any.
-    func finish(_ error: (any Error)?) {
+    /// Called by whoever decoded segment `index`; `isLast` when the walk ends with it (a short
+    /// segment: the end of the log).
+    func deliver(_ index: Int, _ segment: Segment, isLast: Bool) {
         condition.lock()
         defer { condition.unlock() }
-        finished = true
-        failure = error
+        if isLast { end = min(end, index + 1) }
+        guard !cancelled, index < end else { return }
+        ready[index] = segment
         condition.broadcast()
     }
 
-    /// Called by the consumer. The next chunk, or `nil` at the end.
-    /// - Parameter done: the previous chunk, handed back to be freed by the reader.
-    /// - Throws: the reader's error, once the chunks before it are consumed.
-    func take(returning done: consuming [ActionEnvelope]?) throws -> [ActionEnvelope]? {
+    /// Called by a worker that could not read segment `index`: the walk ends there with `error`.
+    func fail(_ index: Int, _ error: any Error) {
         condition.lock()
         defer { condition.unlock() }
-        if let done, !finished { spent.append(done) }
-        while chunks.isEmpty && !finished {
+        if index < end {
+            end = index
+            failure = error
+        }
+        condition.broadcast()
+    }
+
+    /// Called by the caller, worker `worker`: the next segment to fold, or one to decode while the
+    /// next is not ready, or the end.
+    /// - Parameter done: the segment just folded, handed back to be freed by the worker that made it.
+    /// - Throws: a worker's error, once the segments before it are folded.
+    func next(worker: Int, returning done: consuming Segment?) throws -> Step {
+        condition.lock()
+        defer { condition.unlock() }
+        if let done, done.worker != worker { spent[done.worker].append(done.envelopes) }
+        while true {
+            if let segment = ready.removeValue(forKey: nextToFold) {
+                nextToFold += 1
+                condition.broadcast()
+                return .fold(segment)
+            }
+            guard nextToFold < end else {
+                if let failure { throw failure }
+                return .end
+            }
+            if claimable {
+                defer { nextToClaim += 1 }
+                return .decode(nextToClaim)
+            }
             condition.wait()
         }
-        if chunks.isEmpty {
-            if let failure { throw failure }
-            return nil
-        }
-        let chunk = chunks.removeFirst()
-        condition.broadcast()
-        return chunk
     }
 
-    /// Called by the consumer when it stops early: releases the reader.
+    /// Called by the caller when it is done, early or not: releases the reading threads.
     func cancel() {
         condition.lock()
         defer { condition.unlock() }
         cancelled = true
+        ready.removeAll()
         condition.broadcast()
     }
 }
@@ -83,57 +141,80 @@ final class EnvelopeChannel: @unchecked Sendable {
 extension DataDirectory {
     /// Below this many actions a reading thread costs more than it saves.
     static let readAheadThreshold: UInt64 = 4_096
+    /// Seqs per segment: each is one read transaction and one hand-over.
+    static let segmentLength: UInt64 = 1_024
+
+    /// How many threads read ahead: one per core besides the caller's, at most three.
+    static let readAheadThreads = min(3, max(1, ProcessInfo.processInfo.activeProcessorCount - 1))
 
     /// Like ``forEachEnvelope(from:through:_:)``, but for long ranges the log is read and decoded on
-    /// another thread while `body` runs on this one. Same order, same snapshot semantics (the
-    /// reader's read transaction pins the log as it was when it started).
+    /// other threads too while `body` runs on this one. Same order; each segment is read on its own
+    /// read transaction, and the log only grows, so the walk ends, as the plain walk does, at the
+    /// first seq it does not find (or at `last`).
     public func forEachEnvelopeReadingAhead(
         from first: UInt64, through last: UInt64, _ body: (ActionEnvelope) throws -> Bool
     ) throws {
+        let first = max(first, 1)  // seqs start at 1: a segment from 0 would look short
         guard first <= last else { return }
         guard last - first >= Self.readAheadThreshold else {
             try forEachEnvelope(from: first, through: last, body)
             return
         }
-        let channel = EnvelopeChannel(capacity: 4)
-        let readerDone = DispatchSemaphore(value: 0)
-        // Weak: the thread must not keep the directory (and its LMDB environment) alive past the
-        // signal below, which is what the caller waits for.
-        let reader = Thread { [weak self] in
-            if let self {
-                var chunk: [ActionEnvelope] = []
-                chunk.reserveCapacity(1_024)
-                do {
-                    try self.forEachEnvelope(from: first, through: last) { envelope in
-                        chunk.append(envelope)
-                        guard chunk.count == 1_024 else { return true }
-                        defer { chunk = []; chunk.reserveCapacity(1_024) }
-                        return channel.put(chunk)
-                    }
-                    if !chunk.isEmpty { _ = channel.put(chunk) }
-                    channel.finish(nil)
-                } catch {
-                    channel.finish(error)
+        let threads = Self.readAheadThreads
+        let caller = threads  // the caller's worker number
+        let count = Int((last - first) / Self.segmentLength) + 1
+        let segments = EnvelopeSegments(count: count, workers: threads + 1, capacity: 2 * threads + 4)
+        let threadsDone = DispatchGroup()
+        for worker in 0..<threads {
+            threadsDone.enter()
+            // Weak: the thread must not keep the directory (and its LMDB environment) alive past the
+            // group's signal, which is what the caller waits for.
+            let thread = Thread { [weak self] in
+                defer { threadsDone.leave() }
+                var finishedWith: [[ActionEnvelope]] = []
+                while let index = segments.claim(worker: worker, freeing: &finishedWith) {
+                    finishedWith.removeAll()  // frees here, on the thread that allocated them
+                    guard let self else { break }
+                    self.decodeSegment(index, first: first, last: last, worker: worker, into: segments)
                 }
-            } else {
-                channel.finish(nil)
             }
-            readerDone.signal()
+            thread.name = "reel-read-ahead"
+            thread.start()
         }
-        reader.name = "reel-read-ahead"
-        reader.start()
         defer {
-            // Released and joined before returning: the reader holds a read transaction and this
+            // Released and joined before returning: the readers hold read transactions and this
             // directory, which must be free once the caller is done (to close or reopen it).
-            channel.cancel()
-            readerDone.wait()
+            segments.cancel()
+            threadsDone.wait()
         }
-        var previous: [ActionEnvelope]?
-        while let chunk = try channel.take(returning: previous.take()) {
-            for envelope in chunk where try !body(envelope) {
+        var previous: EnvelopeSegments.Segment?
+        while true {
+            switch try segments.next(worker: caller, returning: previous.take()) {
+            case .fold(let segment):
+                for envelope in segment.envelopes where try !body(envelope) {
+                    return
+                }
+                previous = segment
+            case .decode(let index):
+                decodeSegment(index, first: first, last: last, worker: caller, into: segments)
+            case .end:
                 return
             }
-            previous = chunk
         }
+    }
+
+    /// Reads and decodes segment `index` of `first...last` and hands it to `segments`.
+    private func decodeSegment(_ index: Int, first: UInt64, last: UInt64, worker: Int, into segments: EnvelopeSegments) {
+        let start = first + UInt64(index) * Self.segmentLength
+        let stop = min(last, start + Self.segmentLength - 1)
+        var envelopes: [ActionEnvelope] = []
+        envelopes.reserveCapacity(Int(stop - start + 1))
+        do {
+            try forEachEnvelope(from: start, through: stop) { envelopes.append($0); return true }
+        } catch {
+            segments.fail(index, error)
+            return
+        }
+        segments.deliver(index, .init(worker: worker, envelopes: envelopes), isLast: envelopes.count < Int(stop - start + 1))
     }
 }

@@ -33,6 +33,9 @@ struct ReelBench: AsyncParsableCommand {
     @Option(help: "Actions in the log used for replay and state-at-seq.")
     var logSize: Int = 1_000_000
 
+    @Option(help: "Full replays of that log (and decode-only passes) to take the median of.")
+    var replayRuns: Int = 5
+
     @Option(help: "Checkpoint interval of that log (actions).")
     var checkpointEvery: UInt64 = StoreOptions().checkpointEvery
 

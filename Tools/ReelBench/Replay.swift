@@ -27,33 +27,42 @@ extension ReelBench {
         let headers = try store.directory.checkpointHeaders()
         print(String(format: "setup: %d actions logged in %.1f s, %d checkpoints", logSize, (clock.now - fillStart).seconds, headers.count))
 
-        // Full replay with checkpoints out of the picture (another reducer version).
+        // Full replay with checkpoints out of the picture (another reducer version), then reading
+        // and decoding the log alone, then both on one thread: medians of `replayRuns` runs each,
+        // alternating, since the machine is shared and a single run can be off by half.
         var fromStart = StoreDefinition<JSONValue>.stock
         fromStart.identity.version = "bench-no-checkpoints"
         let replayTimeline = Timeline(directory: store.directory, definition: fromStart)
-        let replayStart = clock.now
-        let rebuilt = try replayTimeline.reconstruct(at: UInt64(logSize))
-        let replaySeconds = (clock.now - replayStart).seconds
-        precondition(rebuilt.replayed == logSize && rebuilt.refused.isEmpty, "replay did not fold every action")
-        precondition(rebuilt.state == store.snapshot.state, "replay disagrees with the store")
-        print(String(format: "replay (stock reducer, patch actions): %10.0f actions/s  (%d actions in %.3f s)",
-                     Double(logSize) / replaySeconds, logSize, replaySeconds))
+        var replayRates: [Double] = [], replayCores: [Double] = [], decodeRates: [Double] = [], serialRates: [Double] = []
+        for _ in 0..<replayRuns {
+            let replayStart = clock.now
+            let cpuStart = processCPUSeconds()
+            let rebuilt = try replayTimeline.reconstruct(at: UInt64(logSize))
+            let replaySeconds = (clock.now - replayStart).seconds
+            replayRates.append(Double(logSize) / replaySeconds)
+            replayCores.append((processCPUSeconds() - cpuStart) / replaySeconds)
+            precondition(rebuilt.replayed == logSize && rebuilt.refused.isEmpty, "replay did not fold every action")
+            precondition(rebuilt.state == store.snapshot.state, "replay disagrees with the store")
 
-        // Where replay time goes: reading and decoding the log alone, then the same on one thread.
-        var decoded = 0
-        let decodeStart = clock.now
-        try store.directory.forEachEnvelope(from: 1) { _ in decoded += 1; return true }
-        let decodeSeconds = (clock.now - decodeStart).seconds
-        var state = JSONValue.object([:])
-        let reducer = JSONDocumentReducer()
-        let serialStart = clock.now
-        try store.directory.forEachEnvelope(from: 1) { envelope in
-            try reducer.reduce(into: &state, action: envelope)
-            return true
+            var decoded = 0
+            let decodeStart = clock.now
+            try store.directory.forEachEnvelope(from: 1) { _ in decoded += 1; return true }
+            decodeRates.append(Double(decoded) / (clock.now - decodeStart).seconds)
+
+            var state = JSONValue.object([:])
+            let reducer = JSONDocumentReducer()
+            let serialStart = clock.now
+            try store.directory.forEachEnvelope(from: 1) { envelope in
+                try reducer.reduce(into: &state, action: envelope)
+                return true
+            }
+            serialRates.append(Double(logSize) / (clock.now - serialStart).seconds)
         }
-        let serialSeconds = (clock.now - serialStart).seconds
+        print(String(format: "replay (stock reducer, patch actions): %10.0f actions/s  (median of %d runs of %d actions: %@)",
+                     median(replayRates), replayRuns, logSize, replayRates.map { String(format: "%.2f M/s", $0 / 1e6) }.joined(separator: ", ")))
+        print(String(format: "  cores busy during replay: %.2f (median)", median(replayCores)))
         print(String(format: "  of which: read+decode alone %10.0f actions/s; read+decode+reduce on one thread %10.0f actions/s",
-                     Double(decoded) / decodeSeconds, Double(logSize) / serialSeconds))
+                     median(decodeRates), median(serialRates)))
 
         // State at random seqs, using the checkpoints.
         let timeline = store.timeline
@@ -72,4 +81,19 @@ extension ReelBench {
             Double(histogram.valueAtPercentile(99)) / 1000, Double(histogram.max) / 1000
         ))
     }
+}
+
+/// The median of `values` (the mean of the middle two when their count is even).
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// CPU time (user and system) this process has used so far, all threads.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }

@@ -1,0 +1,85 @@
+import Foundation
+import ReelCore
+@testable import ReelStorage
+import ReelTestSupport
+import Testing
+
+/// Reading the log ahead on other threads, one segment at a time: the same envelopes in the same
+/// order as the plain walk, whoever decodes which segment.
+struct ReadAheadTests {
+    /// A log of `count` numbered actions, committed in batches.
+    func logged(_ count: UInt64, in path: String) throws -> DataDirectory {
+        let data = try DataDirectory(path: path, reducerName: "test")
+        var next: UInt64 = 1
+        while next <= count {
+            let stop = min(count, next + 4_999)
+            try data.commit(CommitBatch(envelopes: (next...stop).map { numberedEnvelope($0) }))
+            next = stop + 1
+        }
+        return data
+    }
+
+    @Test func everyActionOnceAndInOrderWhateverTheRange() throws {
+        let dir = try TemporaryDirectory()
+        let count = 3 * DataDirectory.segmentLength * 4 + 123
+        let data = try logged(count, in: dir.path)
+        // Ranges long enough to read ahead: from the start, starting and ending mid-segment, and
+        // running past the end of the log (the walk ends where the log does).
+        let ranges: [(UInt64, UInt64)] = [(0, count), (1, count), (700, count - 5), (3, count + 10_000), (5_000, .max)]
+        for (first, last) in ranges {
+            var seen: [ActionEnvelope] = []
+            try data.forEachEnvelopeReadingAhead(from: first, through: last) { seen.append($0); return true }
+            let expected: [UInt64] = Array(max(first, 1)...min(last, count))
+            #expect(seen.map(\.seq) == expected, "from \(first) through \(last)")
+            #expect(seen.first == numberedEnvelope(expected[0]) && seen.last == numberedEnvelope(expected.last!))
+        }
+    }
+
+    @Test func stoppingEarlyReleasesTheReaders() throws {
+        let dir = try TemporaryDirectory()
+        var data: DataDirectory? = try logged(20_000, in: dir.path)
+        var seen = 0
+        try data!.forEachEnvelopeReadingAhead(from: 1, through: 20_000) { _ in seen += 1; return seen < 2_500 }
+        #expect(seen == 2_500)
+        // The readers hold read transactions and the directory while they run: they must be gone,
+        // or the directory could not be opened again in this process.
+        weak let released = data
+        data = nil
+        #expect(released == nil)
+        #expect(try DataDirectory(path: dir.path, reducerName: "test").latestSeq() == 20_000)
+    }
+
+    @Test func anErrorFromTheBodyEndsTheWalk() throws {
+        struct Stop: Error {}
+        let dir = try TemporaryDirectory()
+        let data = try logged(12_000, in: dir.path)
+        var seen: UInt64 = 0
+        #expect(throws: Stop.self) {
+            try data.forEachEnvelopeReadingAhead(from: 1, through: 12_000) { envelope in
+                seen = envelope.seq
+                if envelope.seq == 9_000 { throw Stop() }
+                return true
+            }
+        }
+        #expect(seen == 9_000)
+    }
+
+    /// A damaged record fails the walk, after every action before its segment was delivered in
+    /// order, and nothing at or after it is delivered.
+    @Test func aDamagedActionFailsTheWalkAndNothingPastItIsDelivered() throws {
+        let dir = try TemporaryDirectory()
+        _ = try logged(15_000, in: dir.path)
+        try damageStoredRecord(in: dir.path, database: "log", key: seqKey(8_500), bit: 40)
+        let data = try DataDirectory(path: dir.path, reducerName: "test")
+        var seen: [UInt64] = []
+        do {
+            try data.forEachEnvelopeReadingAhead(from: 1, through: 15_000) { seen.append($0.seq); return true }
+            Issue.record("walked past a damaged action")
+        } catch let error as StorageError {
+            #expect(error.code == .corrupt)
+            #expect(error.message.contains("action 8500 is damaged"))
+        }
+        #expect(seen == Array(1...UInt64(seen.count)))
+        #expect(seen.count < 8_500 && seen.count >= 8_500 - Int(DataDirectory.segmentLength))
+    }
+}
