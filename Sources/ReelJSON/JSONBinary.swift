@@ -261,7 +261,7 @@ public struct BinaryReader {
             let memberCount = try readVarint()
             // Each member takes at least two bytes (key length, value tag).
             guard memberCount <= UInt64(count - position) / 2 else { throw truncated("an object") }
-            var members = [String: JSONValue](minimumCapacity: Int(memberCount))
+            var members = JSONValue.emptyMembers(capacity: Int(memberCount))
             for _ in 0..<memberCount {
                 let keyStart = position
                 let key = try readString()

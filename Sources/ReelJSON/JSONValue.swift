@@ -95,3 +95,18 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
+
+extension JSONValue {
+    /// An empty object's members with room for `count` members, for decoders that know the count.
+    ///
+    /// Copied from a prototype kept per small count: `Dictionary(minimumCapacity:)` and
+    /// `reserveCapacity(_:)` look up the storage's generic type metadata in the runtime's cache
+    /// on every call, which was a twentieth of decoding a logged action; the first insertion into
+    /// the copy allocates the same storage without that lookup.
+    @inline(__always)
+    static func emptyMembers(capacity count: Int) -> [String: JSONValue] {
+        count < emptyMemberPrototypes.count ? emptyMemberPrototypes[count] : [String: JSONValue](minimumCapacity: count)
+    }
+
+    private static let emptyMemberPrototypes: [[String: JSONValue]] = (0...8).map { [String: JSONValue](minimumCapacity: $0) }
+}
