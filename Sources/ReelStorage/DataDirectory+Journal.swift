@@ -22,14 +22,17 @@ extension DataDirectory {
     /// writer thread, one caller at a time; a batch with only checkpoints goes straight to LMDB's
     /// queue.
     ///
+    /// - Returns: the size of the group's action records as the log stores them, in bytes (what
+    ///   replaying them costs, for checkpoint spacing).
     /// - Throws: ``StorageError`` `.full` when the disk (or the data file's maximum size) is
     ///   full, `.io` after an I/O error (then every later append fails until the directory is
     ///   reopened), `.invalidWrite` for a read-only handle.
-    public func appendDurably(_ batch: CommitBatch) throws(StorageError) {
+    @discardableResult
+    public func appendDurably(_ batch: CommitBatch) throws(StorageError) -> Int {
         guard let journal else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
         guard !batch.envelopes.isEmpty else {
             if !batch.isEmpty { journal.enqueue(EncodedBatch(batch), keys: [], start: startApplier) }
-            return
+            return 0
         }
         if let refusal = journal.refusal() { throw refusal }
         let first = batch.envelopes[0].seq
@@ -63,6 +66,7 @@ extension DataDirectory {
         }
         tail.withLock { $0.append(AckedTail.Group(envelopes: batch.envelopes)) }
         journal.enqueue(encoded, keys: batch.dedup, start: startApplier)
+        return encoded.recordBytes
     }
 
     /// Calls `observer` (on the applier thread) each time moving acknowledged groups into LMDB

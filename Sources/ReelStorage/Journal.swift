@@ -23,6 +23,8 @@ struct EncodedBatch: Sendable {
     }
 
     var isEmpty: Bool { records.isEmpty && dedup.isEmpty && checkpoints.isEmpty }
+    /// The size of the action records.
+    var recordBytes: Int { records.reduce(0) { $0 + $1.bytes.count } }
     var lastSeq: UInt64? { records.last?.seq }
     var byteCount: Int {
         records.reduce(0) { $0 + $1.bytes.count } + dedup.reduce(0) { $0 + $1.key.count + $1.value.count }

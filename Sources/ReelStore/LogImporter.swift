@@ -22,13 +22,15 @@ public final class LogImporter<State: StoreState> {
     public static var actionsPerCommit: Int { 4_096 }
 
     public let timeline: Timeline<State>
-    private let options: StoreOptions
     private let fold: Fold<State>
     private var state: State
     private var seq: UInt64 = 0
-    private var pending = CommitBatch()
+    /// Actions encoded as the log stores them (weighed as they come, for checkpoint spacing) and
+    /// checkpoints, not committed yet.
+    private var pendingRecords: [(seq: UInt64, bytes: [UInt8])] = []
+    private var pendingCheckpoints: [Checkpoint] = []
+    private var spacing: CheckpointSpacing
     private var checkpointsWritten = 0
-    private var lastCheckpointSeq: UInt64 = 0
 
     /// Creates the data directory at `path`.
     ///
@@ -48,7 +50,7 @@ public final class LogImporter<State: StoreState> {
         guard existing == 0 else {
             throw StoreError(.invalidArgument, "\(path) already holds \(existing) actions: import only into a new or empty data directory")
         }
-        self.options = options
+        spacing = CheckpointSpacing(options: options, lastSeq: 0)
         fold = Fold(definition: definition)
         state = definition.initialState
     }
@@ -77,34 +79,37 @@ public final class LogImporter<State: StoreState> {
             throw StoreError(error.code, "action \(envelope.seq) (\(envelope.type)) is refused by \(timeline.definition.identity): \(error.message)")
         }
         seq = envelope.seq
-        pending.envelopes.append(ActionEnvelope(seq: seq, action: envelope.action, time: envelope.time, peer: envelope.peer))
-        if options.checkpointEvery > 0, seq - lastCheckpointSeq >= options.checkpointEvery {
+        let record = EnvelopeCodec.encode(ActionEnvelope(seq: seq, action: envelope.action, time: envelope.time, peer: envelope.peer))
+        pendingRecords.append((seq, record))
+        spacing.logged(bytes: record.count)
+        if spacing.isDue(at: seq) {
             try queueCheckpoint()
         }
-        if pending.envelopes.count >= Self.actionsPerCommit { try flush() }
+        if pendingRecords.count >= Self.actionsPerCommit { try flush() }
     }
 
     /// Commits the rest and writes a checkpoint at the last seq.
     public func finish() throws(StoreError) -> (seq: UInt64, checkpoints: Int) {
-        if seq > lastCheckpointSeq { try queueCheckpoint() }
+        if seq > spacing.lastSeq { try queueCheckpoint() }
         try flush()
         return (seq, checkpointsWritten)
     }
 
     private func queueCheckpoint() throws(StoreError) {
         let json = try state.jsonValueOrThrow(seq: seq)
-        pending.checkpoints.append(Checkpoint(seq: seq, reducer: timeline.definition.identity, time: .now(), state: json))
-        lastCheckpointSeq = seq
+        pendingCheckpoints.append(Checkpoint(seq: seq, reducer: timeline.definition.identity, time: .now(), state: json))
+        spacing.checkpointed(at: seq)
     }
 
     private func flush() throws(StoreError) {
-        guard !pending.isEmpty else { return }
+        guard !pendingRecords.isEmpty || !pendingCheckpoints.isEmpty else { return }
         do {
-            try timeline.directory.commit(pending)
+            try timeline.directory.commit(encodedRecords: pendingRecords, checkpoints: pendingCheckpoints)
         } catch {
             throw StoreError(error)
         }
-        checkpointsWritten += pending.checkpoints.count
-        pending = CommitBatch()
+        checkpointsWritten += pendingCheckpoints.count
+        pendingRecords.removeAll(keepingCapacity: true)
+        pendingCheckpoints.removeAll()
     }
 }

@@ -7,6 +7,13 @@ public struct StoreOptions: Sendable {
     /// Write a checkpoint every this many actions (0: only at clean shutdown). Smaller means faster
     /// time travel and restarts, larger means less disk.
     public var checkpointEvery: UInt64 = 10_000
+    /// Also write a checkpoint once the actions since the last one take this many bytes in the log
+    /// (0: count actions only). Replaying costs about as much as the records weigh, so this keeps
+    /// the state at any seq quick to rebuild when actions are large, where a count alone would
+    /// let the replay behind each checkpoint grow with the payloads.
+    public var checkpointEveryBytes: UInt64 = StoreOptions.defaultCheckpointEveryBytes
+    /// 4 MiB: about 10 ms of replay for large payloads on the reference machine (see BENCHMARKS.md).
+    public static let defaultCheckpointEveryBytes: UInt64 = 4 << 20
     /// The most actions one group commit takes, to bound the latency of the requests behind it.
     public var maxActionsPerCommit: Int = 10_000
     /// Write a checkpoint when the store closes, so the next open replays nothing. Turning it off

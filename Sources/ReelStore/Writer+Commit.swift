@@ -74,7 +74,7 @@ extension Writer {
         if !batch.isEmpty {
             CrashPoint.commitBefore.reach()
             do {
-                try directory.appendDurably(batch)
+                checkpointSpacing.logged(bytes: try directory.appendDurably(batch))
             } catch {
                 failCommit(error, pending: pending, refused: refused)
                 return
@@ -103,7 +103,7 @@ extension Writer {
             request.reply(.success(result))
         }
         if !pending.isEmpty { CrashPoint.ackAfter.reach() }
-        if options.checkpointEvery > 0, workingSeq - checkpointRequestedSeq >= options.checkpointEvery {
+        if checkpointSpacing.isDue(at: workingSeq) {
             requestCheckpoint(seq: workingSeq, state: working)
         }
     }
@@ -177,7 +177,7 @@ extension Writer {
 
     /// Starts encoding a checkpoint on another thread; the writer stores it with a later commit.
     func requestCheckpoint(seq: UInt64, state: State) {
-        checkpointRequestedSeq = seq
+        checkpointSpacing.checkpointed(at: seq)
         checkpointEncoder.async { [self] in
             if let checkpoint = encodeCheckpoint(seq: seq, state: state) {
                 CrashPoint.checkpointEncoded.reach()

@@ -34,7 +34,8 @@ final class Writer<State: StoreState>: @unchecked Sendable {
 
     var state: State
     var seq: UInt64
-    var checkpointRequestedSeq: UInt64
+    /// When the next checkpoint is due; its `lastSeq` is the last one asked for.
+    var checkpointSpacing: CheckpointSpacing
     /// Set when a commit failed and the log on disk no longer matches what the writer believes:
     /// from then on every dispatch fails with a storage error until the store is reopened.
     var poisoned: String?
@@ -51,7 +52,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         self.queue = WriteQueue(idleSpin: options.writerIdleSpin)
         self.state = restored.state
         self.seq = restored.seq
-        self.checkpointRequestedSeq = lastCheckpointSeq
+        self.checkpointSpacing = CheckpointSpacing(options: options, lastSeq: lastCheckpointSeq)
         var statistics = StoreStatistics()
         statistics.seq = restored.seq
         statistics.lastCheckpointSeq = lastCheckpointSeq
@@ -63,7 +64,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     func start() {
         // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
         // (Before the thread starts: from then on only the writer thread touches its state.)
-        if options.checkpointEvery > 0, seq - checkpointRequestedSeq >= options.checkpointEvery {
+        if checkpointSpacing.isDue(at: seq) {
             requestCheckpoint(seq: seq, state: state)
         }
         // The thread holds the writer only while `run` runs: once the queue is closed and drained,
