@@ -97,8 +97,10 @@ public final class LogImporter<State: StoreState> {
 
     private func queueCheckpoint() throws(StoreError) {
         let json = try state.jsonValueOrThrow(seq: seq)
-        pendingCheckpoints.append(Checkpoint(seq: seq, reducer: timeline.definition.identity, time: .now(), state: json))
+        let checkpoint = Checkpoint(seq: seq, reducer: timeline.definition.identity, time: .now(), state: json)
+        pendingCheckpoints.append(checkpoint)
         spacing.checkpointed(at: seq)
+        spacing.encoded(stateBytes: checkpoint.stateBytes.count)
     }
 
     private func flush() throws(StoreError) {

@@ -196,10 +196,11 @@ extension Writer {
     }
 
     func recordCheckpoints(_ checkpoints: [Checkpoint]) {
-        guard let newest = checkpoints.map(\.seq).max() else { return }
+        guard let newest = checkpoints.max(by: { $0.seq < $1.seq }) else { return }
+        checkpointSpacing.encoded(stateBytes: newest.stateBytes.count)
         shared.withLock { shared in
             shared.statistics.checkpointsWritten += UInt64(checkpoints.count)
-            shared.statistics.lastCheckpointSeq = max(shared.statistics.lastCheckpointSeq, newest)
+            shared.statistics.lastCheckpointSeq = max(shared.statistics.lastCheckpointSeq, newest.seq)
         }
     }
 }

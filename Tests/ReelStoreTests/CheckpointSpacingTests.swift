@@ -40,6 +40,58 @@ struct CheckpointSpacingTests {
         #expect(!never.isDue(at: 1_000_000))
     }
 
+    @Test func neverMoreCheckpointThanLog() {
+        var spacing = CheckpointSpacing(options: StoreOptions(checkpointEvery: 10), lastSeq: 0)
+        spacing.logged(bytes: 500)
+        #expect(spacing.isDue(at: 10))
+        spacing.checkpointed(at: 10)
+        spacing.encoded(stateBytes: 100_000)  // a large state
+        spacing.logged(bytes: 99_999)
+        #expect(!spacing.isDue(at: 1_000))  // ten times the count, but less log than checkpoint
+        spacing.logged(bytes: 1)
+        #expect(spacing.isDue(at: 1_000))
+    }
+
+    /// A large state under small actions: the importer takes one checkpoint by count, then waits
+    /// until the log since it weighs as much as it does, so the data file's checkpoints never
+    /// outgrow its log.
+    @Test func aLargeStateIsCheckpointedOnlyAsOftenAsTheLogPaysForIt() throws {
+        let dir = try TemporaryDirectory()
+        let importer = try LogImporter(path: dir.path, definition: .stock, options: StoreOptions(checkpointEvery: 10))
+        let big = String(repeating: "y", count: 300_000)
+        try importer.append(ActionEnvelope(
+            seq: 1, action: Action(type: "set", payload: ["path": "/big", "value": .string(big)]), time: .now(), peer: .unknown
+        ))
+        for seq in 2...3_000 {
+            try importer.append(ActionEnvelope(
+                seq: UInt64(seq), action: Action(type: "increment", payload: ["path": "/n"]), time: .now(), peer: .unknown
+            ))
+        }
+        _ = try importer.finish()
+        let directory = importer.timeline.directory
+        // By count at 10 (the log then holds the 300 KB action), not again while 2,990 small
+        // actions (about 30 bytes each) weigh less than that checkpoint; then the one at the end.
+        #expect(try directory.checkpointHeaders().map(\.seq) == [10, 3_000])
+        let state = try #require(try directory.checkpoint(at: 3_000)).state()
+        #expect(state["n"] == .int(2_999) && state["big"] == .string(big))
+    }
+
+    /// The same in the writer, which learns a checkpoint's size once it is encoded beside it: one
+    /// or two checkpoints of the large state (a second may be asked for before the first one's
+    /// size is known), not thirty.
+    @Test func theWriterCheckpointsALargeStateOnlyAsOftenAsTheLogPaysForIt() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock, options: StoreOptions(checkpointEvery: 10))
+        try await store.dispatch(Action(type: "set", payload: ["path": "/big", "value": .string(String(repeating: "y", count: 300_000))]))
+        for _ in 0..<30 {
+            try await store.dispatch(batch: Array(repeating: Action(type: "increment", payload: ["path": "/n"]), count: 10))
+        }
+        await store.close()
+        let seqs = try store.directory.checkpointHeaders().map(\.seq)
+        #expect(seqs.last == 301)
+        #expect((1...2).contains(seqs.dropLast().count), "checkpoints at \(seqs)")
+    }
+
     /// Heavy actions one at a time through the store: a checkpoint about every 16 of them (64 KiB
     /// of records), far below the count of 10,000, each one the state a replay gives.
     @Test func theWriterCheckpointsHeavyActionsByTheirBytes() async throws {

@@ -25,6 +25,8 @@ struct ReelBench: AsyncParsableCommand {
         case appends
         case replay
         case timeTravel = "time-travel"
+        /// Only when asked for (`--only scale`): it builds a log of millions of actions.
+        case scale
     }
 
     @Option(help: "Where to put the temporary data directories (removed afterwards).")
@@ -48,7 +50,7 @@ struct ReelBench: AsyncParsableCommand {
     @Flag(help: "Skip the durable-append figures (they are bound by the disk's fsync).")
     var skipAppends = false
 
-    @Option(help: "Run only this section: appends, replay or time-travel.")
+    @Option(help: "Run only this section: appends, replay, time-travel or scale (which runs only when asked for).")
     var only: Section?
 
     @Option(help: "Actions in the log that `reel bisect` and `reel get --at` run on.")
@@ -59,6 +61,12 @@ struct ReelBench: AsyncParsableCommand {
 
     @Option(help: "Random seqs read with `reel get --at`, offline and live.")
     var getAtSamples: Int = 200
+
+    @Option(help: "Actions in the log of the scale section (built with `reel import`).")
+    var scaleSize: Int = 10_000_000
+
+    @Option(help: "Random seqs read with `reel get --at` in the scale section, offline and live.")
+    var scaleSamples: Int = 200
 
     @Flag(help: "Keep the time-travel data directory and print its path, to time the `reel` executable on it.")
     var keepTimeTravelLog = false
@@ -89,18 +97,22 @@ struct ReelBench: AsyncParsableCommand {
         if runs(.timeTravel) {
             try await timeTravel()
         }
+        if runs(.scale) {
+            try await scale()
+        }
     }
 
     /// Every section by default; `--skip-appends` leaves out the slow, disk-bound one.
     private func runs(_ section: Section) -> Bool {
         if let only { return section == only }
-        return section != .appends || !skipAppends
+        return section != .scale && (section != .appends || !skipAppends)
     }
 
     func printHeader() {
         var header = "reel-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, checkpoint every \(checkpointEvery)"
         if runs(.replay) { header += ", log of \(logSize) actions" }
         if runs(.timeTravel) { header += ", time travel on \(timeTravelSize) actions" }
+        if runs(.scale) { header += ", scale on \(scaleSize) actions" }
         print(header)
     }
 

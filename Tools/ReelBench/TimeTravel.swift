@@ -106,7 +106,20 @@ extension ReelBench {
     /// Runs one `reel` command line in this process, as the stock `reel` executable would, and
     /// returns its JSON output with the time it took, from parsing the arguments to closing what
     /// the command opened: everything but starting a process.
-    private static func reel(_ arguments: [String]) async throws -> (output: JSONValue, elapsed: Duration) {
+    static func reel(_ arguments: [String]) async throws -> (output: JSONValue, elapsed: Duration) {
+        let run = try await reelText(arguments)
+        return (try JSONValue(parsing: run.text.trimmingCharacters(in: .whitespacesAndNewlines)), run.elapsed)
+    }
+
+    /// Like ``reel(_:)``, for output that is not one JSON value (`reel log --json` prints one per line).
+    static func reelText(_ arguments: [String]) async throws -> (text: String, elapsed: Duration) {
+        let run = await reelRun(arguments)
+        precondition(run.status == 0, "reel \(arguments.joined(separator: " ")) exited \(run.status): \(run.errors)")
+        return (run.text, run.elapsed)
+    }
+
+    /// Runs one `reel` command line in this process and returns its exit status and outputs.
+    static func reelRun(_ arguments: [String]) async -> (status: Int32, text: String, errors: String, elapsed: Duration) {
         var context = ToolContext(definition: .stock, programName: "reel", environment: [:])
         let output = MemorySink()
         let errors = MemorySink()
@@ -117,9 +130,7 @@ extension ReelBench {
         let clock = ContinuousClock()
         let start = clock.now
         let status = await ReelTool.run(["reel"] + arguments, context: context)
-        let elapsed = clock.now - start
-        precondition(status == 0, "reel \(arguments.joined(separator: " ")) exited \(status): \(errors.text)")
-        return (try JSONValue(parsing: output.text.trimmingCharacters(in: .whitespacesAndNewlines)), elapsed)
+        return (status, output.text, errors.text, clock.now - start)
     }
 }
 
@@ -180,6 +191,8 @@ struct LatencyFigure {
     mutating func record(_ latency: Duration) {
         _ = histogram.record(UInt64((latency.seconds * 1e6).rounded()))
     }
+
+    var p50Milliseconds: Double { Double(histogram.valueAtPercentile(50)) / 1000 }
 
     /// Prints one line: the label, the percentiles, then the note in parentheses.
     func report(_ label: String, note: String? = nil) {
