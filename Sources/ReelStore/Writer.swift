@@ -32,6 +32,8 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     private let exited = ExitSignal()
     let checkpointEncoder = DispatchQueue(label: "reel.checkpoint-encoder")
 
+    /// The writer's own copy of the state, changed in place by the reducers. Readers see another
+    /// copy, `shared.snapshot.state`: see ``commitGroup(_:checkpoints:)`` for how the two take turns.
     var state: State
     var seq: UInt64
     /// When the next checkpoint is due; its `lastSeq` is the last one asked for.

@@ -27,6 +27,7 @@ struct ReelBench: AsyncParsableCommand {
         case timeTravel = "time-travel"
         /// Only when asked for (`--only scale`): it builds a log of millions of actions.
         case scale
+        case largeState = "large-state"
     }
 
     @Option(help: "Where to put the temporary data directories (removed afterwards).")
@@ -50,7 +51,7 @@ struct ReelBench: AsyncParsableCommand {
     @Flag(help: "Skip the durable-append figures (they are bound by the disk's fsync).")
     var skipAppends = false
 
-    @Option(help: "Run only this section: appends, replay, time-travel or scale (which runs only when asked for).")
+    @Option(help: "Run only this section: appends, replay, time-travel, large-state or scale (which runs only when asked for).")
     var only: Section?
 
     @Option(help: "Actions in the log that `reel bisect` and `reel get --at` run on.")
@@ -67,6 +68,12 @@ struct ReelBench: AsyncParsableCommand {
 
     @Option(help: "Random seqs read with `reel get --at` in the scale section, offline and live.")
     var scaleSamples: Int = 200
+
+    @Option(help: "Members at the root of the largest state in the large-state section (also a tenth of it, and 1,000).")
+    var largeStateKeys: Int = 1_000_000
+
+    @Option(help: "Durable dispatches timed on each state of the large-state section.")
+    var largeStateDispatches: Int = 200
 
     @Flag(help: "Keep the time-travel data directory and print its path, to time the `reel` executable on it.")
     var keepTimeTravelLog = false
@@ -99,6 +106,9 @@ struct ReelBench: AsyncParsableCommand {
         }
         if runs(.scale) {
             try await scale()
+        }
+        if runs(.largeState) {
+            try await largeState()
         }
     }
 
