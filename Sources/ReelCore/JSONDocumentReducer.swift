@@ -40,7 +40,11 @@ public struct JSONDocumentReducer: Reducer {
             case "set":
                 let path = try pointer(in: payload, of: "set")
                 let value = try member("value", of: payload, in: "set")
-                if state.value(at: path) != nil {
+                if let last = path.lastToken, last != "-", !last.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                    // Not an array index, so an object member (or an error either way): `add`
+                    // replaces or adds it in one walk down the path, where looking first took two.
+                    try state.add(value, at: path)
+                } else if state.value(at: path) != nil {
                     try state.replace(at: path, with: value)
                 } else {
                     try state.add(value, at: path)

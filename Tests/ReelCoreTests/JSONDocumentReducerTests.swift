@@ -65,8 +65,20 @@ struct JSONDocumentReducerTests {
         state = try apply("set", ["path": "/tags/-", "value": "y"], to: state)
         state = try apply("set", ["path": "/tags/0", "value": "w"], to: state)
         #expect(state == ["user": ["name": "grace", "age": 36], "tags": ["w", "y"]])
+        // Member names that look like array indexes are members all the same in an object.
+        state = try apply("set", ["path": "/user/2024", "value": 1], to: state)
+        state = try apply("set", ["path": "/user/2024", "value": 2], to: state)
+        state = try apply("set", ["path": "/user/", "value": "empty key"], to: state)
+        #expect(state["user"] == ["name": "grace", "age": 36, "2024": 2, "": "empty key"])
         state = try apply("set", ["path": "", "value": ["fresh": true]], to: state)
         #expect(state == ["fresh": true])
+    }
+
+    @Test func setRefusesANameInAnArrayAndAChildOfAScalar() {
+        let state: JSONValue = ["tags": ["x"], "n": 1]
+        #expect(refused("set", ["path": "/tags/first", "value": 1], on: state)?.code == .rejected)
+        #expect(refused("set", ["path": "/tags/5", "value": 1], on: state)?.code == .rejected)
+        #expect(refused("set", ["path": "/n/child", "value": 1], on: state)?.code == .rejected)
     }
 
     @Test func setNeedsAnExistingParent() {

@@ -143,4 +143,14 @@ struct ReelBench: AsyncParsableCommand {
     static func patchAction(_ i: Int) -> Action {
         Action(type: "patch", payload: [["op": "add", "path": .string("/k\(i % 100)"), "value": .int(Int64(i))]])
     }
+
+    /// The same change as a `set`.
+    static func setAction(_ i: Int) -> Action {
+        Action(type: "set", payload: ["path": .string("/k\(i % 100)"), "value": .int(Int64(i))])
+    }
+
+    /// The same change as a `merge`.
+    static func mergeAction(_ i: Int) -> Action {
+        Action(type: "merge", payload: .object(["k\(i % 100)": .int(Int64(i))]))
+    }
 }

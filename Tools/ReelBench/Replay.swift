@@ -6,9 +6,16 @@ import ReelStorage
 import ReelStore
 
 extension ReelBench {
-    /// Builds a log of `logSize` patch actions, then measures a full replay of it and the latency
-    /// of the state at random seqs (nearest checkpoint, then replay).
+    /// For each of the stock reducer's `patch`, `set` and `merge`: builds a log of `logSize` such
+    /// actions and measures a full replay of it; on the `patch` log, also the latency of the state
+    /// at random seqs (nearest checkpoint, then replay).
     func replayAndStateAtSeq() async throws {
+        for (type, action) in [("patch", Self.patchAction), ("set", Self.setAction), ("merge", Self.mergeAction)] {
+            try await replay(type, action, stateAtSeq: type == "patch")
+        }
+    }
+
+    private func replay(_ type: String, _ action: @escaping (Int) -> Action, stateAtSeq: Bool) async throws {
         let path = try scratch("replay")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let clock = ContinuousClock()
@@ -20,7 +27,7 @@ extension ReelBench {
         var next = 1
         while next <= logSize {
             let count = min(1_000, logSize - next + 1)
-            try await store.dispatch(batch: (next..<(next + count)).map(Self.patchAction))
+            try await store.dispatch(batch: (next..<(next + count)).map(action))
             next += count
         }
         await store.close()
@@ -58,12 +65,13 @@ extension ReelBench {
             }
             serialRates.append(Double(logSize) / (clock.now - serialStart).seconds)
         }
-        print(String(format: "replay (stock reducer, patch actions): %10.0f actions/s  (median of %d runs of %d actions: %@)",
-                     median(replayRates), replayRuns, logSize, replayRates.map { String(format: "%.2f M/s", $0 / 1e6) }.joined(separator: ", ")))
+        print(String(format: "replay (stock reducer, %@ actions): %10.0f actions/s  (median of %d runs of %d actions: %@)",
+                     type, median(replayRates), replayRuns, logSize, replayRates.map { String(format: "%.2f M/s", $0 / 1e6) }.joined(separator: ", ")))
         print(String(format: "  cores busy during replay: %.2f (median)", median(replayCores)))
         print(String(format: "  of which: read+decode alone %10.0f actions/s; read+decode+reduce on one thread %10.0f actions/s",
                      median(decodeRates), median(serialRates)))
 
+        guard stateAtSeq else { return }
         // State at random seqs, using the checkpoints.
         let timeline = store.timeline
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
