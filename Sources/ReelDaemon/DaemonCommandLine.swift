@@ -44,6 +44,15 @@ struct DaemonCommandLine: ParsableCommand {
     var checkpointEvery: String?
 
     @Option(
+        name: .customLong("checkpoint-every-bytes"),
+        help: ArgumentHelp(
+            "Also write a checkpoint once the actions since the last one take this much of the log, such as 4MiB; 0: count actions only (default: \(SettingValueParsers.formatBytes(Defaults.checkpointEveryBytes))).",
+            valueName: "size"
+        )
+    )
+    var checkpointEveryBytes: String?
+
+    @Option(
         name: .customLong("log-level"),
         help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default: \(Defaults.logLevel)).", valueName: "level")
     )
@@ -107,6 +116,7 @@ struct DaemonCommandLine: ParsableCommand {
         values[.socket] = socket
         values[.config] = config
         values[.checkpointEvery] = checkpointEvery
+        values[.checkpointEveryBytes] = checkpointEveryBytes
         values[.logLevel] = logLevel
         values[.socketMode] = socketMode
         values[.socketGroup] = socketGroup

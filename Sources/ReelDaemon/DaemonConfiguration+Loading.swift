@@ -1,6 +1,7 @@
 import ArgumentParser
 import Configuration
 import Logging
+import ReelStore
 
 #if canImport(Glibc)
 import Glibc
@@ -19,6 +20,7 @@ extension DaemonConfiguration {
         public static let socketName = "reel.sock"
         // The rest are documented on the settings of ``DaemonConfiguration``.
         public static let checkpointEvery: UInt64 = 10_000
+        public static let checkpointEveryBytes = Int(StoreOptions.defaultCheckpointEveryBytes)
         public static let logLevel = Logger.Level.info
         public static let maxLineBytes = 1 << 20
         public static let maxConnections = 256
@@ -162,6 +164,7 @@ private final class Loader {
             )
         }
         let checkpointEvery = try value(.checkpointEvery, { Parse.integer($0, in: 0...UInt64(Int64.max)) }, default: Defaults.checkpointEvery)
+        let checkpointEveryBytes = try value(.checkpointEveryBytes, { Parse.byteCount($0, in: 0...(1 << 40)) }, default: Defaults.checkpointEveryBytes)
         let logLevel = try value(.logLevel, Parse.logLevel, default: Defaults.logLevel)
         let group: IdentityResolver.Group? = try value(.socketGroup, { resolveGroup($0).map(Optional.some) }) { (nil, .builtInDefault) }
         let permissions = try socketPermissions(group: group)
@@ -185,7 +188,7 @@ private final class Loader {
         }
         return DaemonConfiguration(
             dataDirectory: dataDirectory, socketPath: socketPath, configFile: configFile,
-            checkpointEvery: checkpointEvery, logLevel: logLevel, socketPermissions: permissions,
+            checkpointEvery: checkpointEvery, checkpointEveryBytes: checkpointEveryBytes, logLevel: logLevel, socketPermissions: permissions,
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxSubscriptionsPerConnection: maxSubscriptions,
             idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), sources: sources
         )

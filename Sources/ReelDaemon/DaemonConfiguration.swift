@@ -19,6 +19,7 @@ import ReelStore
 /// | `--socket PATH` | `REEL_SOCKET` | `<data-dir>/reel.sock`; `$RUNTIME_DIRECTORY/reel.sock` under systemd |
 /// | `--config FILE` | `REEL_CONFIG` | none |
 /// | `--checkpoint-every N` | `REEL_CHECKPOINT_EVERY` | 10000 actions (0: only at shutdown) |
+/// | `--checkpoint-every-bytes SIZE` | `REEL_CHECKPOINT_EVERY_BYTES` | 4 MiB of log (0: count actions only) |
 /// | `--log-level LEVEL` | `REEL_LOG_LEVEL` | `info` |
 /// | `--socket-mode MODE` | `REEL_SOCKET_MODE` | `0600`, or `0660` with a socket group |
 /// | `--socket-group GROUP` | `REEL_SOCKET_GROUP` | none |
@@ -56,6 +57,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var configFile: String?
     /// Write a checkpoint every this many actions (0: only at shutdown).
     public var checkpointEvery: UInt64
+    /// Also write a checkpoint once the actions since the last one take this many bytes of the log
+    /// (0: count actions only).
+    public var checkpointEveryBytes: Int
     /// The level of the daemon's logs (stderr).
     public var logLevel: Logger.Level
     /// Modes and group of the socket and of the directory that holds it.
@@ -85,6 +89,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         socketPath: String? = nil,
         configFile: String? = nil,
         checkpointEvery: UInt64 = Defaults.checkpointEvery,
+        checkpointEveryBytes: Int = Defaults.checkpointEveryBytes,
         logLevel: Logger.Level = Defaults.logLevel,
         socketPermissions: SocketPermissions = SocketPermissions(),
         maxLineBytes: Int = Defaults.maxLineBytes,
@@ -99,6 +104,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.socketPath = socketPath ?? (dataDirectory.hasSuffix("/") ? dataDirectory : dataDirectory + "/") + Defaults.socketName
         self.configFile = configFile
         self.checkpointEvery = checkpointEvery
+        self.checkpointEveryBytes = checkpointEveryBytes
         self.logLevel = logLevel
         self.socketPermissions = socketPermissions
         self.maxLineBytes = maxLineBytes
@@ -113,6 +119,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// How to open the store: checkpoint interval and map size limit from this configuration.
     public var storeOptions: StoreOptions {
         var options = StoreOptions(checkpointEvery: checkpointEvery)
+        options.checkpointEveryBytes = UInt64(checkpointEveryBytes)
         options.storage.maxMapSize = maxMapSize
         if options.storage.initialMapSize > maxMapSize { options.storage.initialMapSize = maxMapSize }
         // The whole journal at once: it then never grows while acknowledgements wait.
@@ -131,6 +138,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             entry(.socket, socketPath),
             entry(.config, configFile ?? "none"),
             entry(.checkpointEvery, "\(checkpointEvery)"),
+            entry(.checkpointEveryBytes, SettingValueParsers.formatBytes(checkpointEveryBytes)),
             entry(.logLevel, logLevel.rawValue),
             entry(.socketMode, "0" + String(permissions.socketMode, radix: 8) + " (directory 0" + String(permissions.directoryMode, radix: 8) + ")"),
             entry(.socketGroup, permissions.groupName ?? "none"),

@@ -8,6 +8,7 @@ enum Setting: String, CaseIterable, Sendable {
     case socket
     case config
     case checkpointEvery = "checkpoint-every"
+    case checkpointEveryBytes = "checkpoint-every-bytes"
     case logLevel = "log-level"
     case socketMode = "socket-mode"
     case socketGroup = "socket-group"

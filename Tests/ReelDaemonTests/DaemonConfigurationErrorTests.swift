@@ -23,6 +23,7 @@ struct DaemonConfigurationErrorTests {
         Case(setting: "socket-mode", value: "04600", expected: "octal permission mode"),
         Case(setting: "socket-mode", value: "0060", expected: "lets the owner read and write"),
         Case(setting: "socket-group", value: "nosuchgroup", expected: "an existing group"),
+        Case(setting: "checkpoint-every-bytes", value: "lots", expected: "a size in bytes"),
         Case(setting: "max-line-bytes", value: "12", expected: "a size in bytes from 64 bytes to 1 GiB"),
         Case(setting: "max-line-bytes", value: "2GiB", expected: "a size in bytes"),
         Case(setting: "max-line-bytes", value: "1MB!", expected: "a size in bytes"),

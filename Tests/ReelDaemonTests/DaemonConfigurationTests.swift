@@ -30,6 +30,8 @@ struct DaemonConfigurationTests {
         #expect(configuration.idleTimeout == .seconds(30))
         #expect(configuration.maxMapSize == 1 << 40)
         #expect(configuration.storeOptions.checkpointEvery == 10_000)
+        #expect(configuration.checkpointEveryBytes == 4 << 20)
+        #expect(configuration.storeOptions.checkpointEveryBytes == 4 << 20)
         #expect(configuration.storeOptions.storage.maxMapSize == 1 << 40)
         // The daemon's journal is allocated whole: it never grows while acknowledgements wait.
         #expect(configuration.storeOptions.storage.journalPreallocation == configuration.storeOptions.storage.journalCycleSize)
@@ -103,6 +105,7 @@ struct DaemonConfigurationTests {
             data-dir: /var/lib/reel
             socket: /run/reel/reel.sock
             checkpoint-every: 5_000
+            checkpoint-every-bytes: 16MiB
             log-level: DEBUG
             socket-mode: 0660
             socket-group: reel
@@ -119,6 +122,7 @@ struct DaemonConfigurationTests {
         #expect(configuration.dataDirectory == "/var/lib/reel")
         #expect(configuration.socketPath == "/run/reel/reel.sock")
         #expect(configuration.checkpointEvery == 5_000)
+        #expect(configuration.storeOptions.checkpointEveryBytes == 16 << 20)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.socketPermissions == SocketPermissions(socketMode: 0o660, groupID: 990, groupName: "reel"))
         #expect(configuration.socketPermissions.directoryMode == 0o750)
