@@ -122,7 +122,9 @@ extension Writer {
         }
         if !pending.isEmpty { CrashPoint.ackAfter.reach() }
         if checkpointSpacing.isDue(at: workingSeq) {
-            requestCheckpoint(seq: workingSeq, state: published ?? state)
+            // The published copy: the encoder holding the writer's would make its next change
+            // copy it whole.
+            requestCheckpoint(seq: workingSeq, state: published ?? shared.withLock { $0.snapshot.state })
         }
     }
 
