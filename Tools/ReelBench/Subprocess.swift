@@ -48,6 +48,9 @@ enum Subprocess {
         }
         let feeder: Thread?
         if let input {
+            // A child that exits before reading everything must fail the write, not end this
+            // process with SIGPIPE.
+            signal(SIGPIPE, SIG_IGN)
             let handle = FileHandle(fileDescriptor: stdinPipe[1], closeOnDealloc: true)
             feeder = Thread { input(handle); try? handle.close() }
             feeder?.start()
