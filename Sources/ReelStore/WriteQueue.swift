@@ -93,8 +93,16 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
             if total > limit && count > 0 { break }
             count += 1
         }
-        let taken = Array(requests.prefix(count))
-        requests.removeFirst(count)
+        var taken: [Request] = []
+        if count == requests.count {
+            // The usual case: the whole queue, handed over without copying it under the lock
+            // that every submitter takes.
+            swap(&taken, &requests)
+            requests.reserveCapacity(count)
+        } else {
+            taken = Array(requests.prefix(count))
+            requests.removeFirst(count)
+        }
         lastTaken = count
         let readyCheckpoints = checkpoints
         checkpoints.removeAll()

@@ -108,11 +108,6 @@ extension Writer {
             shared.statistics.duplicates += UInt64(duplicates)
             return previous
         }
-        if previous != nil {
-            // Moved, not bound: a second reference would make the first change copy it whole.
-            state = previous.take()!
-            catchUp(with: batch.envelopes, published: published!)
-        }
         recordCheckpoints(batch.checkpoints)
         if committed > 0 {
             watchers.published(batch.envelopes)
@@ -121,6 +116,12 @@ extension Writer {
             request.reply(.success(result))
         }
         if !pending.isEmpty { CrashPoint.ackAfter.reach() }
+        // After the answers: the catch-up only has to be done before the next group's reducers.
+        if previous != nil {
+            // Moved, not bound: a second reference would make the first change copy it whole.
+            state = previous.take()!
+            catchUp(with: batch.envelopes, published: published!)
+        }
         if checkpointSpacing.isDue(at: workingSeq) {
             // The published copy: the encoder holding the writer's would make its next change
             // copy it whole.
