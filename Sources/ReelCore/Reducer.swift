@@ -4,7 +4,9 @@ import ReelJSON
 ///
 /// Reducers must depend on nothing but their inputs: time, identities and randomness come from the
 /// ``ActionEnvelope`` (middleware puts them there at dispatch time). That is what lets a log be
-/// replayed, from the start or from any checkpoint, to byte-for-byte the same state.
+/// replayed, from the start or from any checkpoint, to byte-for-byte the same state. The store's
+/// writer also folds every action twice, into the two copies of the state it keeps so that no
+/// commit copies the whole state: an impure reducer would make them differ.
 ///
 /// A reducer that throws must leave `state` unchanged: check first, then mutate. The store relies on
 /// it to avoid copying the state for every action (it still restores the state itself when a later
