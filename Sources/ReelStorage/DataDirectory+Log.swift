@@ -81,20 +81,16 @@ extension DataDirectory {
     /// Writes a batch durably: when this returns, the batch is on disk (unless the directory was
     /// opened with `durable: false`). When it throws, nothing of the batch was committed.
     ///
-    /// - Returns: the size of the batch's action records as the log stores them, in bytes.
     /// - Throws: ``StorageError`` `.invalidWrite` when the seqs do not continue the log, `.full`
     ///   when the disk or the maximum map size is full, `.io` for other failures.
-    @discardableResult
-    public func commit(_ batch: CommitBatch) throws(StorageError) -> Int {
+    public func commit(_ batch: CommitBatch) throws(StorageError) {
         guard !isReadOnly else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
-        guard !batch.isEmpty else { return 0 }
+        guard !batch.isEmpty else { return }
         // Encode before the transaction: the body may run again after the map grows.
-        let encoded = EncodedBatch(batch)
-        try commit(encoded)
-        return encoded.recordBytes
+        try commit(EncodedBatch(batch))
     }
 
-    /// Like ``commit(_:)-(CommitBatch)``, for records the caller encoded with ``EnvelopeCodec``
+    /// Like ``commit(_:)``, for records the caller encoded with ``EnvelopeCodec``
     /// (the importer, which weighs each record as it goes).
     package func commit(encodedRecords records: [(seq: UInt64, bytes: [UInt8])], checkpoints: [Checkpoint]) throws(StorageError) {
         guard !isReadOnly else { throw StorageError(.invalidWrite, "\(path) is open read-only") }

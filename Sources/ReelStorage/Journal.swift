@@ -27,7 +27,7 @@ struct EncodedBatch: Sendable {
     var recordBytes: Int { records.reduce(0) { $0 + $1.bytes.count } }
     var lastSeq: UInt64? { records.last?.seq }
     var byteCount: Int {
-        records.reduce(0) { $0 + $1.bytes.count } + dedup.reduce(0) { $0 + $1.key.count + $1.value.count }
+        recordBytes + dedup.reduce(0) { $0 + $1.key.count + $1.value.count }
             + checkpoints.reduce(0) { $0 + $1.stateBytes.count }
     }
 

@@ -104,7 +104,6 @@ public final class LogImporter<State: StoreState> {
     }
 
     private func flush() throws(StoreError) {
-        guard !pendingRecords.isEmpty || !pendingCheckpoints.isEmpty else { return }
         do {
             try timeline.directory.commit(encodedRecords: pendingRecords, checkpoints: pendingCheckpoints)
         } catch {
