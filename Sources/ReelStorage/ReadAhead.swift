@@ -71,7 +71,7 @@ final class EnvelopeSegments: @unchecked Sendable {
     func claim(worker: Int, freeing finishedWith: inout [[ActionEnvelope]]) -> Int? {
         condition.lock()
         defer { condition.unlock() }
-        while !claimable && !cancelled && nextToClaim < end {
+        while !cancelled && nextToClaim < end && nextToClaim - nextToFold >= capacity {
             condition.wait()
         }
         swap(&finishedWith, &spent[worker])
@@ -107,9 +107,13 @@ final class EnvelopeSegments: @unchecked Sendable {
     /// - Parameter done: the segment just folded, handed back to be freed by the worker that made it.
     /// - Throws: a worker's error, once the segments before it are folded.
     func next(worker: Int, returning done: consuming Segment?) throws -> Step {
+        var handBack: Segment?
+        if let segment = done.take(), segment.worker != worker {
+            handBack = segment
+        }  // (a segment the caller decoded itself is freed here, before the lock)
         condition.lock()
         defer { condition.unlock() }
-        if let done, done.worker != worker { spent[done.worker].append(done.envelopes) }
+        if let handBack { spent[handBack.worker].append(handBack.envelopes) }
         while true {
             if let segment = ready.removeValue(forKey: nextToFold) {
                 nextToFold += 1
