@@ -39,29 +39,34 @@ extension ReelBench {
         }
         let fillSeconds = (clock.now - fillStart).seconds
 
-        // Durable dispatches, one at a time, on the store reopened with the daemon's defaults.
-        let openStart = clock.now
-        let store = try Store(path: path, definition: .stock, logger: Self.quietLogger)
-        let openSeconds = (clock.now - openStart).seconds
-        var latency = LatencyFigure()
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<largeStateDispatches {
-            let key = Int.random(in: 0..<keys, using: &generator)
-            let start = clock.now
-            try await store.dispatch(Action(type: "set", payload: ["path": .string("/k\(key)/visits"), "value": .int(1)]))
-            latency.record(clock.now - start)
-        }
+        // Durable dispatches, one at a time, on the store reopened with the daemon's defaults; then
+        // a checkpoint of the state: JSON value, binary encoding and hash, as the encoder thread does.
+        // (In a scope of its own: the store must be gone before the directory is opened again.)
+        let (latency, openSeconds, checkpoint, encodeSeconds, loadSeconds) = try await {
+            let openStart = clock.now
+            let store = try Store(path: path, definition: .stock, logger: Self.quietLogger)
+            let openSeconds = (clock.now - openStart).seconds
+            let latency = try await timedSets(on: store, keys: keys)
+            let state = store.snapshot.state
+            let encodeStart = clock.now
+            let checkpoint = Checkpoint(seq: store.snapshot.seq, reducer: StoreDefinition<JSONValue>.stock.identity, time: .now(), state: state)
+            let encodeSeconds = (clock.now - encodeStart).seconds
+            let loadStart = clock.now
+            let loaded = try checkpoint.state(checkingHash: true)
+            let loadSeconds = (clock.now - loadStart).seconds
+            precondition(loaded == state, "the checkpoint does not load back as the state")
+            await store.close()
+            return (latency, openSeconds, checkpoint, encodeSeconds, loadSeconds)
+        }()
 
-        // A checkpoint of the state: JSON value, binary encoding and hash, as the encoder thread does.
-        let state = store.snapshot.state
-        let encodeStart = clock.now
-        let checkpoint = Checkpoint(seq: store.snapshot.seq, reducer: StoreDefinition<JSONValue>.stock.identity, time: .now(), state: state)
-        let encodeSeconds = (clock.now - encodeStart).seconds
-        let loadStart = clock.now
-        let loaded = try checkpoint.state(checkingHash: true)
-        let loadSeconds = (clock.now - loadStart).seconds
-        precondition(loaded == state, "the checkpoint does not load back as the state")
-        await store.close()
+        // The same with a checkpoint of the state asked for after 50 dispatches: encoded beside
+        // the writer, it holds the published copy, which the writer later takes back and must copy.
+        var checkpointing = StoreOptions(checkpointEvery: 50)
+        checkpointing.checkpointEveryBytes = 0
+        let reopened = try Store(path: path, definition: .stock, options: checkpointing, logger: Self.quietLogger)
+        let whileCheckpointing = try await timedSets(on: reopened, keys: keys)
+        let checkpointsWritten = reopened.statistics.checkpointsWritten
+        await reopened.close()
 
         latency.report(
             String(format: "large state, %d keys: durable set, one at a time (%d)", keys, largeStateDispatches),
@@ -71,5 +76,23 @@ extension ReelBench {
                 openSeconds * 1000, fillSeconds
             )
         )
+        whileCheckpointing.report(
+            String(format: "  the same with a checkpoint of it asked for after 50 (%d)", largeStateDispatches),
+            note: "\(checkpointsWritten) written while they ran"
+        )
+    }
+
+    /// `largeStateDispatches` durable `set`s of one member each, one at a time, and their latencies.
+    private func timedSets(on store: Store<JSONValue>, keys: Int) async throws -> LatencyFigure {
+        let clock = ContinuousClock()
+        var latency = LatencyFigure()
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<largeStateDispatches {
+            let key = Int.random(in: 0..<keys, using: &generator)
+            let start = clock.now
+            try await store.dispatch(Action(type: "set", payload: ["path": .string("/k\(key)/visits"), "value": .int(1)]))
+            latency.record(clock.now - start)
+        }
+        return latency
     }
 }
