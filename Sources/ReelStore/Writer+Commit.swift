@@ -123,9 +123,7 @@ extension Writer {
             catchUp(with: batch.envelopes, published: published!)
         }
         if checkpointSpacing.isDue(at: workingSeq) {
-            // The published copy: the encoder holding the writer's would make its next change
-            // copy it whole.
-            requestCheckpoint(seq: workingSeq, state: published ?? shared.withLock { $0.snapshot.state })
+            requestCheckpoint(seq: workingSeq)
         }
     }
 
@@ -234,23 +232,14 @@ extension Writer {
         }
     }
 
-    /// Starts encoding a checkpoint on another thread; the writer stores it with a later commit.
-    func requestCheckpoint(seq: UInt64, state: State) {
+    /// Starts encoding the checkpoint at `seq` (committed) on the encoder's thread, from its own
+    /// copy of the state; the writer stores it with a later commit.
+    func requestCheckpoint(seq: UInt64) {
         checkpointSpacing.checkpointed(at: seq)
-        checkpointEncoder.async { [self] in
-            if let checkpoint = encodeCheckpoint(seq: seq, state: state) {
-                CrashPoint.checkpointEncoded.reach()
-                queue.submit(checkpoint: checkpoint)
-            }
-        }
-    }
-
-    func encodeCheckpoint(seq: UInt64, state: State) -> Checkpoint? {
-        do {
-            return Checkpoint(seq: seq, reducer: definition.identity, time: .now(), state: try state.jsonValue())
-        } catch {
-            logger.error("cannot checkpoint seq \(seq): the state does not convert to JSON: \(error.message)")
-            return nil
+        let queue = self.queue
+        checkpointEncoder.encode(at: seq) { checkpoint in
+            CrashPoint.checkpointEncoded.reach()
+            queue.submit(checkpoint: checkpoint)
         }
     }
 

@@ -30,7 +30,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     let watchers = CommitWatchers()
     let shared: Mutex<Shared>
     private let exited = ExitSignal()
-    let checkpointEncoder = DispatchQueue(label: "reel.checkpoint-encoder")
+    let checkpointEncoder: CheckpointEncoder<State>
 
     /// The writer's own copy of the state, changed in place by the reducers. Readers see another
     /// copy, `shared.snapshot.state`: see ``commitGroup(_:checkpoints:)`` for how the two take turns.
@@ -55,6 +55,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         self.state = restored.state
         self.seq = restored.seq
         self.checkpointSpacing = CheckpointSpacing(options: options, lastSeq: lastCheckpointSeq)
+        self.checkpointEncoder = CheckpointEncoder(timeline: timeline, logger: logger)
         var statistics = StoreStatistics()
         statistics.seq = restored.seq
         statistics.lastCheckpointSeq = lastCheckpointSeq
@@ -67,7 +68,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
         // (Before the thread starts: from then on only the writer thread touches its state.)
         if checkpointSpacing.isDue(at: seq) {
-            requestCheckpoint(seq: seq, state: state)
+            requestCheckpoint(seq: seq)
         }
         // The thread holds the writer only while `run` runs: once the queue is closed and drained,
         // the writer (and with it the LMDB environment) can go as soon as the store is released,
@@ -132,11 +133,11 @@ final class Writer<State: StoreState>: @unchecked Sendable {
             logger.error("acknowledged actions stay in the journal until the next open: \(error.message)")
             return
         }
-        checkpointEncoder.sync {}  // let an encode in flight land in the queue
+        checkpointEncoder.waitForPending()  // let an encode in flight land in the queue
         var checkpoints = queue.takeCheckpoints()
         let written = shared.withLock { $0.statistics.lastCheckpointSeq }
         if poisoned == nil, options.checkpointAtShutdown, seq > written, !checkpoints.contains(where: { $0.seq == seq }),
-            let checkpoint = encodeCheckpoint(seq: seq, state: state)
+            let checkpoint = CheckpointEncoder.checkpoint(of: state, at: seq, reducer: definition.identity, logger: logger)
         {
             checkpoints.append(checkpoint)
         }
