@@ -56,4 +56,6 @@ public struct Reconstruction<State: StoreState>: Sendable {
     public var refused: [(seq: UInt64, reason: String)]
     /// The seqs of the skipped checkpoints that are damaged (a subset of ``skippedCheckpoints``).
     public var damagedCheckpoints: [UInt64] = []
+    /// The size of the checkpoint's encoded state, or 0 without a checkpoint.
+    public var checkpointBytes = 0
 }

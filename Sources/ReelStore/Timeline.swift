@@ -48,6 +48,7 @@ public struct Timeline<State: StoreState>: Sendable {
             do {
                 result.state = try State(jsonValue: try checkpoint.state(checkingHash: false))
                 result.checkpointSeq = checkpoint.seq
+                result.checkpointBytes = checkpoint.stateBytes.count
             } catch {
                 // A checkpoint that decodes as JSON but not as `State` means the state type changed
                 // without a version bump: fall back to replaying everything.

@@ -123,7 +123,7 @@ extension Writer {
             catchUp(with: batch.envelopes, published: published!)
         }
         if checkpointSpacing.isDue(at: workingSeq) {
-            requestCheckpoint(seq: workingSeq)
+            requestCheckpoint(seq: workingSeq, published: published ?? shared.withLock { $0.snapshot.state })
         }
     }
 
@@ -232,12 +232,14 @@ extension Writer {
         }
     }
 
-    /// Starts encoding the checkpoint at `seq` (committed) on the encoder's thread, from its own
-    /// copy of the state; the writer stores it with a later commit.
-    func requestCheckpoint(seq: UInt64) {
+    /// Starts encoding the checkpoint at `seq` (committed) on the encoder's thread: of
+    /// `published`, the published state at `seq`, while checkpoints are small, or else of the
+    /// encoder's own copy (`CheckpointEncoder`). The writer stores it with a later commit.
+    func requestCheckpoint(seq: UInt64, published: State) {
         checkpointSpacing.checkpointed(at: seq)
+        let small = checkpointSpacing.lastCheckpointBytes < UInt64(CheckpointEncoder<State>.ownCopyAboveBytes)
         let queue = self.queue
-        checkpointEncoder.encode(at: seq) { checkpoint in
+        checkpointEncoder.encode(at: seq, published: small ? published : nil) { checkpoint in
             CrashPoint.checkpointEncoded.reach()
             queue.submit(checkpoint: checkpoint)
         }

@@ -55,6 +55,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         self.state = restored.state
         self.seq = restored.seq
         self.checkpointSpacing = CheckpointSpacing(options: options, lastSeq: lastCheckpointSeq)
+        checkpointSpacing.encoded(stateBytes: restored.checkpointBytes)
         self.checkpointEncoder = CheckpointEncoder(timeline: timeline, logger: logger)
         var statistics = StoreStatistics()
         statistics.seq = restored.seq
@@ -68,7 +69,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
         // (Before the thread starts: from then on only the writer thread touches its state.)
         if checkpointSpacing.isDue(at: seq) {
-            requestCheckpoint(seq: seq)
+            requestCheckpoint(seq: seq, published: state)
         }
         // The thread holds the writer only while `run` runs: once the queue is closed and drained,
         // the writer (and with it the LMDB environment) can go as soon as the store is released,
