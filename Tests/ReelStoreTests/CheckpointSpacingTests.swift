@@ -92,6 +92,42 @@ struct CheckpointSpacingTests {
         #expect((1...2).contains(seqs.dropLast().count), "checkpoints at \(seqs)")
     }
 
+    /// A state whose checkpoints pass 1 MiB is checkpointed from the encoder's own copy, brought
+    /// forward by folding the log (a `@revert` included): each checkpoint is the state a replay
+    /// gives at its seq.
+    @Test func aLargeStateIsCheckpointedFromTheEncodersOwnCopy() async throws {
+        let dir = try TemporaryDirectory()
+        var options = StoreOptions(checkpointEvery: 5)
+        options.checkpointEveryBytes = 0
+        let store = try Store(path: dir.path, definition: .stock, options: options)
+        try await store.dispatch(Action(type: "set", payload: ["path": "/big", "value": .string(String(repeating: "b", count: 1_200_000))]))
+        for i in 1...60 {
+            if i == 30 {
+                try await store.dispatch(Action(type: "@revert", payload: ["to": 20]))
+                continue
+            }
+            let blob = String(repeating: Character(String(i % 10)), count: 100_000)
+            try await store.dispatch(batch: [
+                Action(type: "set", payload: ["path": .string("/blob\(i % 3)"), "value": .string(blob)]),
+                Action(type: "increment", payload: ["path": "/n"]),
+            ])
+        }
+        await store.close()
+        let seqs = try store.directory.checkpointHeaders().map(\.seq)
+        // The first by count; then one per 1.2 MiB or more of log, from the encoder's own copy.
+        #expect(seqs.count >= 4, "checkpoints at \(seqs)")
+        let replay = Timeline(directory: store.directory, definition: {
+            var other = StoreDefinition<JSONValue>.stock
+            other.identity.version = "replay-only"
+            return other
+        }())
+        for seq in seqs {
+            let checkpoint = try #require(try store.directory.checkpoint(at: seq))
+            #expect(checkpoint.stateBytes.count > 1 << 20)
+            #expect(try checkpoint.state() == replay.state(at: seq), "checkpoint at \(seq)")
+        }
+    }
+
     /// Heavy actions one at a time through the store: a checkpoint about every 16 of them (64 KiB
     /// of records), far below the count of 10,000, each one the state a replay gives.
     @Test func theWriterCheckpointsHeavyActionsByTheirBytes() async throws {
