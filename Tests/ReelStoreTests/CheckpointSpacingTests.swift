@@ -116,11 +116,7 @@ struct CheckpointSpacingTests {
         let seqs = try store.directory.checkpointHeaders().map(\.seq)
         // The first by count; then one per 1.2 MiB or more of log, from the encoder's own copy.
         #expect(seqs.count >= 4, "checkpoints at \(seqs)")
-        let replay = Timeline(directory: store.directory, definition: {
-            var other = StoreDefinition<JSONValue>.stock
-            other.identity.version = "replay-only"
-            return other
-        }())
+        let replay = Timeline(directory: store.directory, definition: RecoveryTests.definition(version: "replay-only"))
         for seq in seqs {
             let checkpoint = try #require(try store.directory.checkpoint(at: seq))
             #expect(checkpoint.stateBytes.count > 1 << 20)
@@ -146,11 +142,7 @@ struct CheckpointSpacingTests {
             #expect((15...17).contains(after - before), "checkpoints at \(seqs)")
         }
         #expect(seqs.last == 80)
-        let rebuilt = Timeline(directory: store.directory, definition: {
-            var other = StoreDefinition<JSONValue>.stock
-            other.identity.version = "replay-only"
-            return other
-        }())
+        let rebuilt = Timeline(directory: store.directory, definition: RecoveryTests.definition(version: "replay-only"))
         for seq in seqs {
             let checkpoint = try #require(try store.directory.checkpoint(at: seq))
             #expect(try checkpoint.state() == rebuilt.state(at: seq))

@@ -11,9 +11,7 @@ import Testing
 struct WriterCopiesTests {
     /// The same directory read by replay only, for comparison.
     func replayed(_ store: Store<JSONValue>, at seq: UInt64) throws -> JSONValue {
-        var definition = StoreDefinition<JSONValue>.stock
-        definition.identity.version = "replay-only"
-        return try Timeline(directory: store.directory, definition: definition).state(at: seq)
+        try Timeline(directory: store.directory, definition: RecoveryTests.definition(version: "replay-only")).state(at: seq)
     }
 
     /// Batches that fail halfway, in groups with dispatches accepted before them: each failure
