@@ -21,8 +21,7 @@ extension ReelBench {
 
         // Setup without fsync, in merges of 1,000 members; checkpoints only at shutdown.
         let fillStart = clock.now
-        var fillOptions = StoreOptions(checkpointEvery: 0, storage: .init(durable: false))
-        fillOptions.checkpointAtShutdown = true
+        let fillOptions = StoreOptions(checkpointEvery: 0, storage: .init(durable: false))
         do {
             let store = try Store(path: path, definition: .stock, options: fillOptions, logger: Self.quietLogger)
             var next = 0
