@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: [.defaults, "YAML"]),
         // 5.x does not satisfy swift-configuration's YAML trait; used directly to check config keys.
         .package(url: "https://github.com/jpsim/Yams.git", "5.4.0"..<"7.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -76,6 +78,8 @@ let package = Package(
             dependencies: [
                 "ReelStorage", "ReelCore", "ReelJSON", "ReelCrashPoints",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
         .target(name: "ReelExamples", dependencies: ["ReelCore"]),
@@ -101,13 +105,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
 
+        // The daemon's metrics endpoint: a Prometheus registry served over HTTP (SwiftNIO's HTTP/1.1).
+        .target(
+            name: "ReelMetrics",
+            dependencies: [
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -139,8 +156,9 @@ let package = Package(
         .target(
             name: "ReelApp",
             dependencies: [
-                "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelStorage", "ReelCore",
+                "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelStorage", "ReelCore", "ReelMetrics", "ReelProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -206,14 +224,14 @@ let package = Package(
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [
-                "ReelDaemon", "ReelStore", "ReelCore", "ReelJSON",
+                "ReelDaemon", "ReelStore", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "ReeldTests",
-            dependencies: ["reeld", "ReelProtocol", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
+            dependencies: ["reeld", "reel", "ReelProtocol", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"]
         ),
         .testTarget(
             name: "ReelClientTests",

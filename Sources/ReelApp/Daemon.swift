@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import ReelCore
 import ReelDaemon
+import ReelMetrics
 import ReelServer
 import ReelStore
 import ServiceLifecycle
@@ -33,7 +34,7 @@ public enum Daemon {
             return 0
         } catch let error as StartupError {
             if error.code == .helpRequested {
-                print(DaemonConfiguration.helpText)
+                print(error.requestedOutput ?? DaemonConfiguration.helpText)
                 return 0
             }
             FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
@@ -61,13 +62,17 @@ public enum Daemon {
         defer { lock.release() }
         let placement = SocketPlacement(configuration: configuration)
         _ = try placement.prepare()
-        let storeService = try StoreService(configuration: configuration, definition: definition, logger: logger)
+        let metrics = configuration.metrics.map { _ in DaemonMetrics() }
+        var storeOptions = configuration.storeOptions
+        if let metrics { storeOptions.metrics = metrics.factory }
+        let storeService = try StoreService(configuration: configuration, definition: definition, options: storeOptions, logger: logger)
 
         var server = ServerConfiguration(socketPath: configuration.socketPath)
         server.limits.maxLineLength = configuration.maxLineBytes
         server.limits.maxConnections = configuration.maxConnections
         server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
         server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
+        if let metrics { server.metrics = metrics.factory }
         let notifier = SystemdNotifier(environment: environment)
         server.onBound = { path in
             try placement.applySocketPermissions(path: path)
@@ -88,8 +93,19 @@ public enum Daemon {
         )
         // The store first: services stop in reverse order, so the server drains its connections
         // before the store closes.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: storeService), .init(service: socketServer)]
+        if let metrics, let address = configuration.metrics {
+            let store = storeService.store
+            let figures = socketServer.figures
+            services.append(.init(service: PrometheusEndpoint(
+                address: address, registry: metrics.registry, logger: logger,
+                beforeScrape: {
+                    metrics.sample(store: store.statistics, usage: store.timeline.directory.mapUsage, server: figures.snapshot())
+                }
+            )))
+        }
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: storeService), .init(service: socketServer)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ReelProtocol
 
 /// The command line of `reeld`, declared with swift-argument-parser for its help text and its
 /// refusal of unknown flags. Every option is optional text with no default here: values are
@@ -25,7 +26,8 @@ struct DaemonCommandLine: ParsableCommand {
 
             reeld exits 0 after a graceful shutdown on SIGTERM or SIGINT, and with a one-line \
             reason and a non-zero status when it cannot start.
-            """
+            """,
+        version: ReelRelease.versionLine(program: "reeld")
     )
 
     @Option(name: .customLong("data-dir"), help: ArgumentHelp("The data directory (default: \(Defaults.dataDirectory)).", valueName: "path"))
@@ -109,6 +111,15 @@ struct DaemonCommandLine: ParsableCommand {
     @Option(name: .customLong("allow-admin"), help: ArgumentHelp("Who may use admin methods such as stats (default: \(Defaults.allowList)).", valueName: "list"))
     var allowAdmin: [String] = []
 
+    @Option(
+        name: .customLong("metrics"),
+        help: ArgumentHelp(
+            "Serve Prometheus metrics at /metrics on HOST:PORT (such as 127.0.0.1:9464) or unix:PATH (default: off).",
+            valueName: "address"
+        )
+    )
+    var metrics: String?
+
     /// The settings given on the command line, as text. A repeated allow-list flag adds entries.
     var values: [Setting: String] {
         var values: [Setting: String] = [:]
@@ -125,6 +136,7 @@ struct DaemonCommandLine: ParsableCommand {
         values[.maxSubscriptions] = maxSubscriptions
         values[.idleTimeout] = idleTimeout
         values[.maxMapSize] = maxMapSize
+        values[.metrics] = metrics
         if !allowRead.isEmpty { values[.allowRead] = allowRead.joined(separator: ",") }
         if !allowDispatch.isEmpty { values[.allowDispatch] = allowDispatch.joined(separator: ",") }
         if !allowAdmin.isEmpty { values[.allowAdmin] = allowAdmin.joined(separator: ",") }

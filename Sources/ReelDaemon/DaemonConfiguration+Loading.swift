@@ -1,3 +1,4 @@
+import ReelMetrics
 import ArgumentParser
 import Configuration
 import Logging
@@ -80,7 +81,11 @@ extension DaemonConfiguration {
             return try DaemonCommandLine.parse(arguments)
         } catch {
             if DaemonCommandLine.exitCode(for: error) == .success {
-                throw StartupError(.helpRequested, "help requested: print DaemonConfiguration.helpText")
+                // --help, --version, --generate-completion-script, and the --experimental-dump-help
+                // that swift-argument-parser's generate-manual plugin asks for.
+                var request = StartupError(.helpRequested, "information requested: print requestedOutput")
+                request.requestedOutput = DaemonCommandLine.fullMessage(for: error)
+                throw request
             }
             let message = DaemonCommandLine.message(for: error)
             throw StartupError(.usage, "\(message) (see reeld --help)")
@@ -175,6 +180,7 @@ private final class Loader {
         )
         let idleTimeout = try value(.idleTimeout, { Parse.seconds($0, in: 0.001...86_400) }, default: Defaults.idleTimeout)
         let maxMapSize = try value(.maxMapSize, { Parse.byteCount($0, in: (1 << 20)...(1 << 50)) }, default: Defaults.maxMapSize)
+        let metrics = try value(.metrics, Parse.metricsAddress) { (nil, .builtInDefault) }
         var allowed: [AccessPolicy.Operation: [AccessPolicy.Principal]] = [:]
         for (operation, setting) in [(AccessPolicy.Operation.read, Setting.allowRead), (.dispatch, .allowDispatch), (.admin, .allowAdmin)] {
             let ownUID = ownUID
@@ -190,7 +196,8 @@ private final class Loader {
             dataDirectory: dataDirectory, socketPath: socketPath, configFile: configFile,
             checkpointEvery: checkpointEvery, checkpointEveryBytes: checkpointEveryBytes, logLevel: logLevel, socketPermissions: permissions,
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxSubscriptionsPerConnection: maxSubscriptions,
-            idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), sources: sources
+            idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), metrics: metrics,
+            sources: sources
         )
     }
 

@@ -1,3 +1,4 @@
+import ReelMetrics
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -31,6 +32,7 @@ import ReelStore
 /// | `--allow-read LIST` | `REEL_ALLOW_READ` | `self,root` |
 /// | `--allow-dispatch LIST` | `REEL_ALLOW_DISPATCH` | `self,root` |
 /// | `--allow-admin LIST` | `REEL_ALLOW_ADMIN` | `self,root` |
+/// | `--metrics ADDRESS` | `REEL_METRICS` | off (`HOST:PORT` or `unix:PATH`) |
 ///
 /// A config file (YAML, or JSON when its name ends in `.json`) uses the flag names as top-level
 /// keys: `data-dir: /var/lib/reel`. Keys it does not know are refused, so a typo never goes
@@ -78,6 +80,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxMapSize: Int
     /// Which peers may read, dispatch, use admin methods.
     public var accessPolicy: AccessPolicy
+    /// Where the Prometheus metrics are served, if anywhere (off by default).
+    public var metrics: MetricsAddress?
     /// Where each setting's value came from, by setting name (`data-dir`, `socket`, …).
     public var sources: [String: SettingSource]
 
@@ -98,6 +102,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         idleTimeout: Duration = Defaults.idleTimeout,
         maxMapSize: Int = Defaults.maxMapSize,
         accessPolicy: AccessPolicy? = nil,
+        metrics: MetricsAddress? = nil,
         sources: [String: SettingSource] = [:]
     ) {
         self.dataDirectory = dataDirectory
@@ -113,6 +118,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.idleTimeout = idleTimeout
         self.maxMapSize = maxMapSize
         self.accessPolicy = accessPolicy ?? .ownerAndRoot(ownUID: UInt32(geteuid()))
+        self.metrics = metrics
         self.sources = sources
     }
 
@@ -150,6 +156,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             entry(.allowRead, principals(.read)),
             entry(.allowDispatch, principals(.dispatch)),
             entry(.allowAdmin, principals(.admin)),
+            entry(.metrics, metrics.map(\.description) ?? "off"),
         ])
     }
 

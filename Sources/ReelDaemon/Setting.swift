@@ -20,6 +20,7 @@ enum Setting: String, CaseIterable, Sendable {
     case allowRead = "allow-read"
     case allowDispatch = "allow-dispatch"
     case allowAdmin = "allow-admin"
+    case metrics
 
     var name: String { rawValue }
     var flag: String { "--" + rawValue }

@@ -1,3 +1,4 @@
+import ReelMetrics
 import Foundation
 import Logging
 
@@ -75,6 +76,15 @@ enum SettingValueParsers {
     }
 
     /// A path: not empty, no NUL byte.
+    static func metricsAddress(_ text: String) -> Result<MetricsAddress?, Expectation> {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed == "off" || trimmed == "none" { return .success(nil) }
+        guard let address = MetricsAddress(trimmed) else {
+            return .failure(Expectation("HOST:PORT (such as 127.0.0.1:9464), unix:PATH, or off"))
+        }
+        return .success(address)
+    }
+
     static func path(_ text: String) -> Result<String, Expectation> {
         guard !text.isEmpty, !text.contains("\0") else { return .failure(Expectation("a file path")) }
         return .success(text)

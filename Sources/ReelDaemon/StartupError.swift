@@ -29,7 +29,8 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
         }
         public var description: String { name }
 
-        /// `--help` was given: not a failure. Print ``DaemonConfiguration/helpText`` and exit 0.
+        /// `--help`, `--version` or `--generate-completion-script` was given: not a failure. Print
+        /// ``StartupError/requestedOutput`` on standard output and exit 0.
         public static let helpRequested = Code("helpRequested", 0)
         /// The command line is malformed: an unknown flag, a flag without its value.
         public static let usage = Code("usage", 64)
@@ -59,6 +60,9 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The error that caused this one, if any.
     public var underlying: (any Error & Sendable)?
+    /// For ``Code/helpRequested``: what was asked for (the help, the version line, a completion
+    /// script), to print as it is.
+    public var requestedOutput: String?
 
     /// - Parameters:
     ///   - code: the kind of failure.

@@ -32,16 +32,19 @@ public final class StoreService<State: StoreState>: Service, Sendable {
     }
 
     /// Opens the store on the configured data directory with the configured checkpoint interval
-    /// and map size limit. Take the ``DataDirectoryLock`` first.
+    /// and map size limit (``DaemonConfiguration/storeOptions``, unless `options` are given). Take
+    /// the ``DataDirectoryLock`` first.
     ///
     /// - Throws: ``StartupError`` `.incompatibleData` (another format or reducer, damaged data) or
     ///   `.storage` (unreadable, permission denied), with the store's reason.
     public convenience init(
-        configuration: DaemonConfiguration, definition: StoreDefinition<State>, logger: Logger
+        configuration: DaemonConfiguration, definition: StoreDefinition<State>, options: StoreOptions? = nil, logger: Logger
     ) throws(StartupError) {
         let store: Store<State>
         do {
-            store = try Store(path: configuration.dataDirectory, definition: definition, options: configuration.storeOptions, logger: logger)
+            store = try Store(
+                path: configuration.dataDirectory, definition: definition, options: options ?? configuration.storeOptions, logger: logger
+            )
         } catch {
             let storage = error.underlying as? StorageError
             let code: StartupError.Code = storage?.code == .incompatible || storage?.code == .corrupt ? .incompatibleData : .storage

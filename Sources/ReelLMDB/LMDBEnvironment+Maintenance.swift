@@ -45,6 +45,11 @@ extension LMDBEnvironment {
         /// Reader-table entries used so far (LMDB's high-water mark `me_numreaders`): an upper bound
         /// on the read transactions open across all processes right now.
         public let readerSlotsUsed: Int
+        /// The page size in bytes.
+        public let pageSize: Int
+
+        /// Bytes of the map in use: every page up to the last one used.
+        public var bytesUsed: Int { (lastPageNumber + 1) * pageSize }
     }
 
     /// A snapshot of the environment's state (`mdb_env_info`).
@@ -54,9 +59,11 @@ extension LMDBEnvironment {
         defer { gate.leaveShared() }
         var raw = MDB_envinfo()
         mdb_env_info(handle, &raw)
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
         return Info(
             mapSize: raw.me_mapsize, lastPageNumber: raw.me_last_pgno, lastTransactionID: raw.me_last_txnid,
-            maxReaders: Int(raw.me_maxreaders), readerSlotsUsed: Int(raw.me_numreaders))
+            maxReaders: Int(raw.me_maxreaders), readerSlotsUsed: Int(raw.me_numreaders), pageSize: Int(stat.ms_psize))
     }
 
     /// Statistics of `database` as of now (a read transaction of its own).

@@ -43,6 +43,70 @@ public struct StatsResult: MethodResult, Equatable {
     public var replayedAtOpen: Int?
     /// The checkpoint the store opened from, when it opened from one.
     public var restoredFromCheckpoint: UInt64?
+    /// How long opening the store took (restoring its state), in seconds.
+    public var openSeconds: Double?
+    /// When the newest checkpoint written by this daemon was committed.
+    public var lastCheckpointTime: Timestamp?
+    /// Commit durations in microseconds: from a group's first reducer to its actions being
+    /// durable and published.
+    public var commitMicros: Distribution?
+    /// Durations of the durable append (writing a group's records and syncing them), in
+    /// microseconds.
+    public var syncMicros: Distribution?
+    /// Actions per commit.
+    public var actionsPerCommit: Distribution?
+    /// Connections open.
+    public var connections: Int?
+    /// Subscriptions by mode (`value`, `patch`, `actions`).
+    public var subscriptions: [String: Int]?
+    /// By subscription mode, the most seqs one subscription's deliveries are behind the newest
+    /// commit.
+    public var subscriptionLag: [String: UInt64]?
+    /// Dispatches refused since the daemon started, by error code (as text: `"1003"`).
+    public var refusedByCode: [String: UInt64]?
+
+    // The data directory's map, now.
+    /// Bytes of the map in use (the file's pages up to the last one used).
+    public var mapUsed: Int64?
+    /// LMDB reader slots in use (an upper bound: slots are reused once freed).
+    public var readerSlotsUsed: Int?
+    /// The size of LMDB's reader table.
+    public var maxReaders: Int?
+
+    /// A distribution's count, percentiles and maximum.
+    public struct Distribution: Sendable, Equatable {
+        public var count: UInt64
+        public var p50: UInt64
+        public var p90: UInt64
+        public var p99: UInt64
+        public var p999: UInt64
+        public var max: UInt64
+
+        public init(count: UInt64, p50: UInt64, p90: UInt64, p99: UInt64, p999: UInt64, max: UInt64) {
+            self.count = count
+            self.p50 = p50
+            self.p90 = p90
+            self.p99 = p99
+            self.p999 = p999
+            self.max = max
+        }
+
+        static let names = ["count", "p50", "p90", "p99", "p999", "max"]
+        var values: [UInt64] { [count, p50, p90, p99, p999, max] }
+
+        var jsonValue: JSONValue {
+            .object(Dictionary(uniqueKeysWithValues: zip(Self.names, values.map(JSONValue.init(seq:)))))
+        }
+
+        init?(_ json: JSONValue) {
+            var values: [UInt64] = []
+            for name in Self.names {
+                guard let value = json[name]?.intValue.flatMap(UInt64.init(exactly:)) else { return nil }
+                values.append(value)
+            }
+            self.init(count: values[0], p50: values[1], p90: values[2], p99: values[3], p999: values[4], max: values[5])
+        }
+    }
 
     /// Members this version does not know, as sent.
     public var other: [String: JSONValue] = [:]
@@ -76,6 +140,18 @@ public struct StatsResult: MethodResult, Equatable {
         put("checkpointsWritten", checkpointsWritten.map(JSONValue.init(seq:)))
         put("replayedAtOpen", replayedAtOpen.map { .int(Int64($0)) })
         put("restoredFromCheckpoint", restoredFromCheckpoint.map(JSONValue.init(seq:)))
+        put("openSeconds", openSeconds.map(JSONValue.double))
+        put("lastCheckpointTime", lastCheckpointTime.map { .string($0.rfc3339) })
+        put("commitMicros", commitMicros?.jsonValue)
+        put("syncMicros", syncMicros?.jsonValue)
+        put("actionsPerCommit", actionsPerCommit?.jsonValue)
+        put("connections", connections.map { .int(Int64($0)) })
+        put("subscriptions", subscriptions.map { .object($0.mapValues { .int(Int64($0)) }) })
+        put("subscriptionLag", subscriptionLag.map { .object($0.mapValues(JSONValue.init(seq:))) })
+        put("refusedByCode", refusedByCode.map { .object($0.mapValues(JSONValue.init(seq:))) })
+        put("mapUsed", mapUsed.map(JSONValue.int))
+        put("readerSlotsUsed", readerSlotsUsed.map { .int(Int64($0)) })
+        put("maxReaders", maxReaders.map { .int(Int64($0)) })
         return .object(members)
     }
 
@@ -112,6 +188,29 @@ public struct StatsResult: MethodResult, Equatable {
         checkpointsWritten = try take("checkpointsWritten", count)
         replayedAtOpen = try take("replayedAtOpen", int)
         restoredFromCheckpoint = try take("restoredFromCheckpoint", count)
+        openSeconds = try take("openSeconds") { $0.doubleValue }
+        lastCheckpointTime = try take("lastCheckpointTime") { $0.stringValue.flatMap(Timestamp.init(rfc3339:)) }
+        commitMicros = try take("commitMicros", Distribution.init)
+        syncMicros = try take("syncMicros", Distribution.init)
+        actionsPerCommit = try take("actionsPerCommit", Distribution.init)
+        connections = try take("connections", int)
+        func counts<T>(_ read: @escaping (JSONValue) -> T?) -> (JSONValue) -> [String: T]? {
+            { value in
+                guard case .object(let members) = value else { return nil }
+                var typed: [String: T] = [:]
+                for (name, member) in members {
+                    guard let count = read(member) else { return nil }
+                    typed[name] = count
+                }
+                return typed
+            }
+        }
+        subscriptions = try take("subscriptions", counts(int))
+        subscriptionLag = try take("subscriptionLag", counts(count))
+        refusedByCode = try take("refusedByCode", counts(count))
+        mapUsed = try take("mapUsed") { $0.intValue }
+        readerSlotsUsed = try take("readerSlotsUsed", int)
+        maxReaders = try take("maxReaders", int)
         other = rest
     }
 }

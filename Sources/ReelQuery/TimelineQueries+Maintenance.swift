@@ -64,7 +64,11 @@ extension TimelineQueries {
         stats.reducer = timeline.definition.identity.description
         stats.formatVersion = directory.metadata.formatVersion
         stats.created = directory.metadata.created
-        stats.mapSize = Int64(clamping: directory.mapSize)
+        let usage = directory.mapUsage
+        stats.mapSize = Int64(clamping: usage.mapSize)
+        stats.mapUsed = Int64(clamping: usage.bytesUsed)
+        stats.readerSlotsUsed = usage.readerSlotsUsed
+        stats.maxReaders = usage.maxReaders
         stats.checkpoints = checkpoints.count
         stats.lastCheckpointSeq = checkpoints.last { $0.reducer == timeline.definition.identity }?.seq
         return stats
@@ -93,5 +97,17 @@ extension StatsResult {
         lastCheckpointSeq = statistics.lastCheckpointSeq
         replayedAtOpen = statistics.replayedAtOpen
         restoredFromCheckpoint = statistics.restoredFromCheckpoint
+        openSeconds = Double(statistics.openDuration.components.seconds)
+            + Double(statistics.openDuration.components.attoseconds) / 1e18
+        lastCheckpointTime = statistics.lastCheckpointTime
+        commitMicros = Distribution(statistics.commitMicros)
+        syncMicros = Distribution(statistics.syncMicros)
+        actionsPerCommit = Distribution(statistics.actionsPerCommit)
+    }
+}
+
+extension StatsResult.Distribution {
+    init(_ summary: DistributionSummary) {
+        self.init(count: summary.count, p50: summary.p50, p90: summary.p90, p99: summary.p99, p999: summary.p999, max: summary.max)
     }
 }

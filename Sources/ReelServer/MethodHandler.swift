@@ -1,3 +1,4 @@
+import CoreMetrics
 import NIOPosix
 import ReelCore
 import ReelJSON
@@ -19,7 +20,14 @@ public struct MethodHandler<State: StoreState>: Sendable {
     let queryPool: NIOThreadPool
     let queries: TimelineQueries<State>
 
-    public init(store: Store<State>, queryPool: NIOThreadPool, serverVersion: String, authorize: @escaping Authorizer) {
+    /// Connections, subscriptions and refusals of the server this handler answers for.
+    let figures: ServerFigures
+
+    public init(
+        store: Store<State>, queryPool: NIOThreadPool, serverVersion: String, authorize: @escaping Authorizer,
+        figures: ServerFigures = ServerFigures(metrics: NOOPMetricsHandler.instance)
+    ) {
+        self.figures = figures
         self.store = store
         self.queryPool = queryPool
         self.serverVersion = serverVersion
@@ -78,9 +86,11 @@ public struct MethodHandler<State: StoreState>: Sendable {
             return try await query { () throws(StoreError) in try queries.replay(params) }
         case .stats:
             let statistics = store.statistics
+            let server = figures.snapshot()
             return try await query { () throws(StoreError) in
                 var stats = try queries.stats()
                 stats.add(statistics)
+                stats.add(server)
                 return stats
             }
         case .checkpoints:

@@ -26,6 +26,8 @@ public struct ReelServer<State: StoreState>: Service {
     let authorize: Authorizer
     let logger: Logger
     let eventLoopGroup: any EventLoopGroup
+    /// Connections, subscriptions and refusals, for `stats` and the daemon's metrics.
+    public let figures: ServerFigures
 
     public init(
         configuration: ServerConfiguration, store: Store<State>, authorize: @escaping Authorizer,
@@ -36,6 +38,7 @@ public struct ReelServer<State: StoreState>: Service {
         self.authorize = authorize
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
+        self.figures = ServerFigures(metrics: configuration.metrics)
     }
 
     public func run() async throws {
@@ -46,7 +49,8 @@ public struct ReelServer<State: StoreState>: Service {
         let queryPool = NIOThreadPool(numberOfThreads: 2)
         queryPool.start()
         let handler = MethodHandler(
-            store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize
+            store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize,
+            figures: figures
         )
         let store = self.store
         let feed = UpdateFeed(
@@ -62,6 +66,7 @@ public struct ReelServer<State: StoreState>: Service {
             }
         )
         store.observeCommittedActions { feed.committed($0) }
+        figures.serve(feed)
         let listener: any Channel
         do {
             listener = try await bind(inbox: inbox, handler: handler, feed: feed, limits: limits)
@@ -80,7 +85,7 @@ public struct ReelServer<State: StoreState>: Service {
         }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)"])
 
-        let open = ConnectionCount()
+        let open = figures.connections
         let ids = SubscriptionIDs()
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
@@ -161,6 +166,8 @@ public struct ReelServer<State: StoreState>: Service {
 /// Connections open now, against the limit.
 final class ConnectionCount: Sendable {
     private let count = Mutex(0)
+
+    var current: Int { count.withLock { $0 } }
 
     func admit(limit: Int) -> Bool {
         count.withLock { count in

@@ -45,7 +45,11 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         self.outbox = outbox
         self.handler = handler
         self.peer = peer
-        router = RequestRouter { handler.denial($0, peer: peer) }
+        router = RequestRouter { method in
+            let denial = handler.denial(method, peer: peer)
+            if let denial, method == .dispatch { handler.figures.refused(code: denial.code) }
+            return denial
+        }
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -107,8 +111,9 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
             router.noteDispatched(ticket)
             // Answered from the writer thread as the commit settles it (see Outbox.fill).
             let outbox = self.outbox
+            let figures = handler.figures
             ticket.onSettled { outcome in
-                outbox.fill(slot, with: AnswerLine.dispatch(id, params, outcome))
+                outbox.fill(slot, with: AnswerLine.dispatch(id, params, outcome, figures: figures))
             }
         case .subscribe, .unsubscribe, .call:
             context.fireChannelRead(wrapInboundOut(RoutedRequest(slot: slot, route: route)))

@@ -1,4 +1,6 @@
+import CoreMetrics
 import NIOCore
+import ReelProtocol
 
 /// How the socket server runs. The daemon fills it from its configuration.
 public struct ServerConfiguration: Sendable {
@@ -26,7 +28,10 @@ public struct ServerConfiguration: Sendable {
     /// the socket's mode and group here.
     public var onBound: @Sendable (String) throws -> Void = { _ in }
     /// The version `hello` reports.
-    public var serverVersion = "0.1.0"
+    public var serverVersion = ReelRelease.version
+    /// Where the server counts refusals (swift-metrics): the process's bootstrapped backend unless
+    /// another is given.
+    public var metrics: any MetricsFactory = MetricsSystem.factory
 
     public init(socketPath: String) {
         self.socketPath = socketPath

@@ -131,12 +131,15 @@ enum AnswerLine {
     }
 
     /// A settled dispatch's answer, with its concrete result type (no existential box).
-    static func dispatch(_ id: RPCID, _ params: DispatchParams, _ outcome: DispatchTicket.Outcome) -> [UInt8] {
+    /// A refusal is counted in `figures` by its code.
+    static func dispatch(_ id: RPCID, _ params: DispatchParams, _ outcome: DispatchTicket.Outcome, figures: ServerFigures) -> [UInt8] {
         switch outcome {
         case .success(let result):
-            RPCSuccess(id: id, result: DispatchOutcome(seqs: result.seqs, duplicate: result.duplicate, batch: params.isBatch)).encodedLine()
+            return RPCSuccess(id: id, result: DispatchOutcome(seqs: result.seqs, duplicate: result.duplicate, batch: params.isBatch)).encodedLine()
         case .failure(let error):
-            RPCResponse(id: id, error: RPCError(error, expectedSeq: params.expectedSeq)).encodedLine()
+            let refusal = RPCError(error, expectedSeq: params.expectedSeq)
+            figures.refused(code: refusal.code)
+            return RPCResponse(id: id, error: refusal).encodedLine()
         }
     }
 

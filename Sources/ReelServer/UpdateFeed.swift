@@ -166,6 +166,20 @@ final class UpdateFeed: Sendable {
         }
     }
 
+    /// Every active subscription's mode and how far behind the newest commit its deliveries are,
+    /// in seqs (for `stats` and the metrics; it walks every connection, so not for hot paths).
+    func subscriptionLags() -> [(mode: SubscriptionMode, lag: UInt64)] {
+        let (seq, outboxes) = state.withLock { state in
+            (state.seq, state.loops.values.flatMap { $0.outboxes.values })
+        }
+        return outboxes.flatMap { outbox in
+            outbox.activeSubscriptions.map { subscription in
+                let delivered = subscription.delivered.seq
+                return (subscription.mode, seq > delivered ? seq - delivered : 0)
+            }
+        }
+    }
+
     // MARK: the writer thread's side
 
     /// A commit's actions, on the writer thread: kept for encoding if anyone wants actions, and

@@ -245,4 +245,23 @@ public final class DataDirectory: Sendable {
 
     /// Current size of the memory map in bytes.
     public var mapSize: Int { env.mapSize }
+
+    /// The map's size and use, and LMDB's reader slots, now.
+    public var mapUsage: MapUsage {
+        let info = env.info
+        return MapUsage(bytesUsed: info.bytesUsed, mapSize: info.mapSize, readerSlotsUsed: info.readerSlotsUsed, maxReaders: info.maxReaders)
+    }
+}
+
+/// How much of its LMDB map a data directory uses, and its reader slots.
+public struct MapUsage: Sendable, Equatable {
+    /// Bytes of the map in use: every page up to the last one used.
+    public var bytesUsed: Int
+    /// The map's current size in bytes (it grows up to the configured maximum).
+    public var mapSize: Int
+    /// Reader slots in use (LMDB's high-water mark: an upper bound on the read transactions open
+    /// across all processes).
+    public var readerSlotsUsed: Int
+    /// The size of the reader table.
+    public var maxReaders: Int
 }

@@ -60,6 +60,7 @@ public final class Store<State: StoreState>: Sendable {
 
         let started = ContinuousClock.now
         let restored = try timeline.reconstruct(at: try timeline.latestSeq())
+        let openDuration = ContinuousClock.now - started
         for skipped in restored.skippedCheckpoints {
             logger.notice("checkpoint at seq \(skipped.seq) ignored: \(skipped.reason); rebuilding by replay")
         }
@@ -71,19 +72,20 @@ public final class Store<State: StoreState>: Sendable {
             metadata: [
                 "path": "\(path)", "seq": "\(restored.seq)", "reducer": "\(definition.identity)",
                 "checkpoint": "\(restored.checkpointSeq.map(String.init) ?? "none")",
-                "replayed": "\(restored.replayed)", "took": "\(ContinuousClock.now - started)",
+                "replayed": "\(restored.replayed)", "took": "\(openDuration)",
             ]
         )
         Self.rebuildCheckpoints(restored.damagedCheckpoints, timeline: timeline, logger: logger)
-        let lastCheckpoint: UInt64
+        let lastCheckpoint: Checkpoint?
         do {
-            lastCheckpoint = try directory.checkpointHeaders().filter { $0.reducer == definition.identity }.last?.seq ?? 0
+            lastCheckpoint = try directory.checkpointHeaders().filter { $0.reducer == definition.identity }.last
         } catch {
             throw StoreError(error)
         }
         writer = Writer(
             definition: definition, directory: directory, options: options, logger: logger,
-            restored: restored, lastCheckpointSeq: lastCheckpoint
+            restored: restored, lastCheckpointSeq: lastCheckpoint?.seq ?? 0, lastCheckpointTime: lastCheckpoint?.time,
+            openDuration: openDuration
         )
         writer.start()
     }
@@ -128,8 +130,16 @@ public final class Store<State: StoreState>: Sendable {
         writer.watchers.observe(observer)
     }
 
-    /// Counters: commits, actions, refusals, checkpoints.
-    public var statistics: StoreStatistics { writer.shared.withLock { $0.statistics } }
+    /// Counters (commits, actions, refusals, checkpoints) and the commits' latency percentiles.
+    public var statistics: StoreStatistics {
+        // The histograms are copied under the lock and summarized outside it.
+        let (statistics, figures) = writer.shared.withLock { ($0.statistics, $0.figures) }
+        var summarized = statistics
+        summarized.commitMicros = DistributionSummary(figures.commitMicros)
+        summarized.syncMicros = DistributionSummary(figures.syncMicros)
+        summarized.actionsPerCommit = DistributionSummary(figures.actionsPerCommit)
+        return summarized
+    }
 
     /// Dispatches one action and returns once it is durable.
     ///

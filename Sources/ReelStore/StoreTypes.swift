@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import ReelCore
 import ReelStorage
@@ -25,6 +26,9 @@ public struct StoreOptions: Sendable {
     /// once). Saves a wake-up per dispatch for a client that sends one at a time, for at most this
     /// much of one core after each commit.
     public var writerIdleSpin: Duration = .microseconds(100)
+    /// Where the store reports its counters and histograms (swift-metrics): the process's
+    /// bootstrapped backend unless another is given, such as a daemon's own Prometheus registry.
+    public var metrics: any MetricsFactory = MetricsSystem.factory
 
     public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
         self.checkpointEvery = checkpointEvery
@@ -79,6 +83,19 @@ public struct StoreStatistics: Sendable, Equatable {
     /// How the state was restored when the store opened.
     public var restoredFromCheckpoint: UInt64?
     public var replayedAtOpen: Int = 0
+    /// How long opening took (restoring the state: a checkpoint and the replay after it).
+    public var openDuration: Duration = .zero
+    /// When the newest checkpoint of this reducer was made (written since the store opened, or
+    /// the newest found at open).
+    public var lastCheckpointTime: Timestamp?
+    /// Commit durations since the store opened, in microseconds: from a group's first reducer to
+    /// its actions being durable and published.
+    public var commitMicros = DistributionSummary()
+    /// Durations of the durable append (writing the group's records and syncing them), in
+    /// microseconds.
+    public var syncMicros = DistributionSummary()
+    /// Actions per commit.
+    public var actionsPerCommit = DistributionSummary()
 }
 
 extension Peer {

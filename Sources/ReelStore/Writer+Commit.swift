@@ -27,6 +27,8 @@ extension Writer {
         var refused = 0
         var duplicates = 0
         let now = Timestamp.now()
+        let started = ContinuousClock.now
+        var syncDuration: Duration?
 
         for request in requests {
             if let poisoned {
@@ -81,8 +83,10 @@ extension Writer {
 
         if !batch.isEmpty {
             CrashPoint.commitBefore.reach()
+            let syncStarted = ContinuousClock.now
             do {
                 checkpointSpacing.logged(bytes: try directory.appendDurably(batch))
+                syncDuration = ContinuousClock.now - syncStarted
             } catch {
                 failCommit(error, pending: pending, refused: refused)
                 return
@@ -92,6 +96,7 @@ extension Writer {
         let committed = batch.envelopes.count
         seq = workingSeq
         let published = committed > 0 ? state : nil
+        let commitDuration = ContinuousClock.now - started
         var previous: State? = shared.withLock { shared in
             var previous: State?
             if let published {
@@ -103,6 +108,7 @@ extension Writer {
                 shared.statistics.commits += 1
                 shared.statistics.actionsCommitted += UInt64(committed)
                 shared.statistics.largestCommit = max(shared.statistics.largestCommit, committed)
+                shared.figures.record(commit: commitDuration, sync: syncDuration, actions: committed)
             }
             shared.statistics.dispatchesRefused += UInt64(refused)
             shared.statistics.duplicates += UInt64(duplicates)
@@ -116,6 +122,12 @@ extension Writer {
             request.reply(.success(result))
         }
         if !pending.isEmpty { CrashPoint.ackAfter.reach() }
+        if committed > 0 {
+            instruments.actionsAcknowledged.increment(by: committed)
+            instruments.commitDuration.recordNanoseconds(commitDuration.nanoseconds)
+            if let syncDuration { instruments.syncDuration.recordNanoseconds(syncDuration.nanoseconds) }
+            instruments.actionsPerCommit.record(committed)
+        }
         // After the answers: the catch-up only has to be done before the next group's reducers.
         if previous != nil {
             // Moved, not bound: a second reference would make the first change copy it whole.
@@ -226,6 +238,7 @@ extension Writer {
             shared.statistics.commitFailures += 1
             shared.statistics.dispatchesRefused += UInt64(refused)
         }
+        instruments.commitFailures.increment()
         let failure = StoreError(.storage, "not durable, not acknowledged: \(error.message)", underlying: error)
         for (request, _) in pending {
             request.reply(.failure(failure))
@@ -251,6 +264,8 @@ extension Writer {
         shared.withLock { shared in
             shared.statistics.checkpointsWritten += UInt64(checkpoints.count)
             shared.statistics.lastCheckpointSeq = max(shared.statistics.lastCheckpointSeq, newest.seq)
+            shared.statistics.lastCheckpointTime = .now()
         }
+        instruments.checkpointsWritten.increment(by: checkpoints.count)
     }
 }

@@ -15,6 +15,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     struct Shared {
         var snapshot: StoreSnapshot<State>
         var statistics: StoreStatistics
+        var figures = CommitFigures()
     }
 
     let definition: StoreDefinition<State>
@@ -31,6 +32,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     let shared: Mutex<Shared>
     private let exited = ExitSignal()
     let checkpointEncoder: CheckpointEncoder<State>
+    let instruments: StoreInstruments
 
     /// The writer's own copy of the state, changed in place by the reducers. Readers see another
     /// copy, `shared.snapshot.state`: see ``commitGroup(_:checkpoints:)`` for how the two take turns.
@@ -44,7 +46,8 @@ final class Writer<State: StoreState>: @unchecked Sendable {
 
     init(
         definition: StoreDefinition<State>, directory: DataDirectory, options: StoreOptions, logger: Logger,
-        restored: Reconstruction<State>, lastCheckpointSeq: UInt64
+        restored: Reconstruction<State>, lastCheckpointSeq: UInt64, lastCheckpointTime: Timestamp?,
+        openDuration: Duration
     ) {
         self.definition = definition
         self.directory = directory
@@ -62,6 +65,9 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         statistics.lastCheckpointSeq = lastCheckpointSeq
         statistics.restoredFromCheckpoint = restored.checkpointSeq
         statistics.replayedAtOpen = restored.replayed
+        statistics.openDuration = openDuration
+        statistics.lastCheckpointTime = lastCheckpointTime
+        instruments = StoreInstruments(factory: options.metrics)
         shared = Mutex(Shared(snapshot: StoreSnapshot(seq: restored.seq, state: restored.state), statistics: statistics))
     }
 

@@ -164,23 +164,12 @@ struct StatsCommand: AsyncParsableCommand {
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
-        let figures = try await store.stats().jsonValue
+        let stats = try await store.stats()
         if printer.isJSON {
-            printer.json(figures)
+            printer.json(stats.jsonValue)
             return
         }
-        var rows: [[String]] = []
-        func flatten(_ value: JSONValue, prefix: String) {
-            if case .object(let members) = value {
-                for key in members.keys.sorted() {
-                    flatten(members[key] ?? .null, prefix: prefix.isEmpty ? key : prefix + "." + key)
-                }
-            } else {
-                rows.append([prefix, value.stringValue ?? value.jsonString])
-            }
-        }
-        flatten(figures, prefix: "")
-        printer.table(["FIGURE", "VALUE"], rows: rows, rightAligned: [1])
+        printer.table(["FIGURE", "VALUE"], rows: StatsPresentation.rows(stats))
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ReelConsole
+import ReelProtocol
 import ReelCore
 import ReelStore
 
@@ -104,6 +105,7 @@ struct RootCommand: AsyncParsableCommand {
                 2 the daemon or the store refused the request; 64 a wrong command line; 65 invalid \
                 input data; 69 the daemon or data directory cannot be reached.
                 """,
+            version: ReelRelease.versionLine(program: context.programName),
             subcommands: subcommands
         )
     }

@@ -35,6 +35,9 @@ struct DaemonConfigurationErrorTests {
         Case(setting: "allow-read", value: "mallory", expected: "there is no user 'mallory'"),
         Case(setting: "allow-dispatch", value: "@nogroup", expected: "there is no group 'nogroup'"),
         Case(setting: "allow-admin", value: "self,,root", expected: "an empty entry"),
+        Case(setting: "metrics", value: "localhost", expected: "HOST:PORT (such as 127.0.0.1:9464), unix:PATH, or off"),
+        Case(setting: "metrics", value: "127.0.0.1:70000", expected: "HOST:PORT"),
+        Case(setting: "metrics", value: "unix:", expected: "HOST:PORT"),
     ]
 
     static func check(_ error: StartupError?, _ item: Case, source: String) {

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import ReelDaemon
+import ReelMetrics
+import ReelProtocol
 import Testing
 
 /// Resolving settings: defaults, precedence of the sources, config files, systemd's variables.
@@ -204,6 +206,30 @@ struct DaemonConfigurationTests {
                      "--allow-read", "--allow-dispatch", "--allow-admin", "REEL_DATA_DIR", "STATE_DIRECTORY"] {
             #expect(help.contains(flag), "help lacks \(flag)")
         }
+    }
+
+    @Test func metricsAreOffUnlessAnAddressIsGiven() async throws {
+        #expect(try await Self.load().metrics == nil)
+        #expect(try await Self.load(["--metrics", "127.0.0.1:9464"]).metrics == .tcp(host: "127.0.0.1", port: 9464))
+        #expect(try await Self.load(["--metrics", "[::1]:0"]).metrics == .tcp(host: "::1", port: 0))
+        #expect(try await Self.load(environment: ["REEL_METRICS": "unix:/run/reel/metrics.sock"]).metrics == .unix(path: "/run/reel/metrics.sock"))
+        let off = try await Self.load(["--metrics", "off"], environment: ["REEL_METRICS": "127.0.0.1:1"])
+        #expect(off.metrics == nil)
+        #expect(off.loggingMetadata["metrics"] == "off (flag --metrics)")
+    }
+
+    @Test func versionIsOneLineWithTheProtocol() async throws {
+        let error = await #expect(throws: StartupError.self) { try await Self.load(["--version"]) }
+        #expect(error?.code == .helpRequested)
+        #expect(error?.requestedOutput == "reeld \(ReelRelease.version) (protocol 1)")
+    }
+
+    @Test func completionScriptsAreGenerated() async throws {
+        let error = await #expect(throws: StartupError.self) { try await Self.load(["--generate-completion-script", "bash"]) }
+        #expect(error?.code == .helpRequested)
+        let script = try #require(error?.requestedOutput)
+        #expect(script.contains("--checkpoint-every-bytes"))
+        #expect(script.contains("complete"))
     }
 
     @Test func unknownFlagsAreUsageErrors() async throws {
