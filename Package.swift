@@ -224,7 +224,7 @@ let package = Package(
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [
-                "ReelDaemon", "ReelStore", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics",
+                "ReelDaemon", "ReelStore", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics", "ReelTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]

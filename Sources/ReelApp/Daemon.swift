@@ -56,18 +56,25 @@ public enum Daemon {
         }
         let logger = Logger(label: "reeld")
 
+        // A socket passed by systemd (ops/reeld.socket) is served as it is: systemd made it, set its
+        // mode and owns its file.
+        let activation = try SocketActivation.adopt(environment: environment)
+        if let activation {
+            logger.info("serving the socket systemd passed", metadata: ["socket": "\(activation.path)"])
+        }
         // Order matters: the lock proves no other daemon uses this data; only then may a stale
         // socket be judged and removed, and the store be opened.
         let lock = try DataDirectoryLock.acquire(for: configuration)
         defer { lock.release() }
         let placement = SocketPlacement(configuration: configuration)
-        _ = try placement.prepare()
+        if activation == nil { _ = try placement.prepare() }
         let metrics = configuration.metrics.map { _ in DaemonMetrics() }
         var storeOptions = configuration.storeOptions
         if let metrics { storeOptions.metrics = metrics.factory }
         let storeService = try StoreService(configuration: configuration, definition: definition, options: storeOptions, logger: logger)
 
-        var server = ServerConfiguration(socketPath: configuration.socketPath)
+        var server = ServerConfiguration(socketPath: activation?.path ?? configuration.socketPath)
+        server.adoptedSocket = activation?.descriptor
         server.limits.maxLineLength = configuration.maxLineBytes
         server.limits.maxConnections = configuration.maxConnections
         server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
@@ -75,7 +82,7 @@ public enum Daemon {
         if let metrics { server.metrics = metrics.factory }
         let notifier = SystemdNotifier(environment: environment)
         server.onBound = { path in
-            try placement.applySocketPermissions(path: path)
+            if activation == nil { try placement.applySocketPermissions(path: path) }
             _ = notifier.ready(status: "serving \(path)")
         }
         let policy = configuration.accessPolicy
@@ -94,9 +101,14 @@ public enum Daemon {
         // The store first: services stop in reverse order, so the server drains its connections
         // before the store closes.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: storeService), .init(service: socketServer)]
+        let store = storeService.store
+        let figures = socketServer.figures
+        services.append(.init(service: SystemdWatchdog(
+            notifier: notifier, environment: environment, logger: logger,
+            probe: { await store.probeWriter() },
+            status: { Self.statusLine(seq: store.snapshot.seq, server: figures.snapshot()) }
+        )))
         if let metrics, let address = configuration.metrics {
-            let store = storeService.store
-            let figures = socketServer.figures
             services.append(.init(service: PrometheusEndpoint(
                 address: address, registry: metrics.registry, logger: logger,
                 beforeScrape: {
@@ -115,7 +127,7 @@ public enum Daemon {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfiguration)
         logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
-        defer { placement.removeSocket() }
+        defer { if activation == nil { placement.removeSocket() } }
         do {
             try await group.run()
         } catch {
@@ -124,5 +136,12 @@ public enum Daemon {
         }
         _ = notifier.stopping()
         logger.info("stopped")
+    }
+
+    /// systemd's status line: `seq 42, 3 connections, 1 subscription`.
+    static func statusLine(seq: UInt64, server: ServerFigures.Snapshot) -> String {
+        func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+        let subscriptions = server.subscriptions.values.reduce(0, +)
+        return "seq \(seq), \(count(server.connections, "connection")), \(count(subscriptions, "subscription"))"
     }
 }

@@ -11,9 +11,11 @@ import Synchronization
 /// would, to check that whatever was acknowledged survives and nothing else is half there.
 ///
 /// Armed only by the environment: `REEL_CRASH_POINT=commit.inside` kills the process the first
-/// time that point is reached, `REEL_CRASH_POINT=commit.inside@5` the fifth time. Unset (always, in
-/// production), each point costs one load of a flag that is `false`. `Tools/torture --crash-points`
-/// runs a daemon once per point and checks the store after each kill.
+/// time that point is reached, `REEL_CRASH_POINT=commit.inside@5` the fifth time. With `:hang`
+/// (`commit.before@3:hang`) the thread that reaches it stops there for good instead, as on a disk
+/// that no longer answers: for the watchdog's tests. Unset (always, in production), each point
+/// costs one load of a flag that is `false`. `Tools/torture --crash-points` runs a daemon once per
+/// point and checks the store after each kill.
 public enum CrashPoint: String, CaseIterable, Sendable {
     /// The writer reduced a group of dispatches and is about to commit it.
     case commitBefore = "commit.before"
@@ -53,27 +55,34 @@ final class CrashPointTrigger: Sendable {
     let isArmed: Bool
     let point: CrashPoint?
     let nth: Int
+    /// Stop the thread rather than kill the process.
+    let hangs: Bool
     private let reaches = Atomic<Int>(0)
 
     init(setting: String?) {
         guard let setting, !setting.isEmpty else {
-            (isArmed, point, nth) = (false, nil, 0)
+            (isArmed, point, nth, hangs) = (false, nil, 0, false)
             return
         }
-        let parts = setting.split(separator: "@", maxSplits: 1).map(String.init)
+        let hangs = setting.hasSuffix(":hang")
+        let parts = setting.dropLast(hangs ? ":hang".count : 0).split(separator: "@", maxSplits: 1).map(String.init)
         guard let point = CrashPoint(rawValue: parts[0]), let nth = parts.count == 2 ? Int(parts[1]) : 1, nth >= 1 else {
             let names = CrashPoint.allCases.map(\.rawValue).joined(separator: ", ")
-            let message = "REEL_CRASH_POINT=\(setting) names no crash point (NAME or NAME@N; NAME one of \(names))\n"
+            let message = "REEL_CRASH_POINT=\(setting) names no crash point (NAME, NAME@N or either with :hang; NAME one of \(names))\n"
             _ = message.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
             exit(64)
         }
-        (isArmed, self.point, self.nth) = (true, point, nth)
+        (isArmed, self.point, self.nth, self.hangs) = (true, point, nth, hangs)
     }
 
     func reached(_ reached: CrashPoint) {
         guard reached == point else { return }
         if reaches.add(1, ordering: .relaxed).newValue == nth {
-            kill(getpid(), SIGKILL)
+            guard hangs else {
+                kill(getpid(), SIGKILL)
+                return
+            }
+            while true { sleep(3600) }
         }
     }
 }

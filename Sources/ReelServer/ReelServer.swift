@@ -118,7 +118,7 @@ public struct ReelServer<State: StoreState>: Service {
     private func bind(
         inbox: ConnectionInbox, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
     ) async throws -> any Channel {
-        try await ServerBootstrap(group: eventLoopGroup)
+        let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
             // this, NIO would close the whole connection at the end of its input.
@@ -136,7 +136,10 @@ public struct ReelServer<State: StoreState>: Service {
                     try inbox.admit(channel, outbox: outbox, peer: peer)
                 }
             }
-            .bind(unixDomainSocketPath: configuration.socketPath).get()
+        if let adopted = configuration.adoptedSocket {
+            return try await bootstrap.withBoundSocket(adopted).get()
+        }
+        return try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath).get()
     }
 
     private func refuse(_ connection: NIOAsyncChannel<RoutedRequest, ByteBuffer>, limit: Int) async {

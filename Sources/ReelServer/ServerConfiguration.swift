@@ -21,8 +21,12 @@ public struct ServerConfiguration: Sendable {
         public init() {}
     }
 
-    /// The socket's path. It must not exist (the daemon removes a stale one before).
+    /// The socket's path. It must not exist (the daemon removes a stale one before), unless the
+    /// socket is ``adoptedSocket``.
     public var socketPath: String
+    /// A listening socket bound already, to serve instead of binding `socketPath` (the socket
+    /// systemd passes to a socket-activated daemon). The server closes it when it stops.
+    public var adoptedSocket: CInt?
     public var limits = Limits()
     /// Called right after the socket is bound, before any connection is accepted: the daemon sets
     /// the socket's mode and group here.

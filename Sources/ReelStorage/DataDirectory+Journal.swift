@@ -75,6 +75,10 @@ extension DataDirectory {
         journal?.observeFailures(observer)
     }
 
+    /// Why no append can succeed until the directory is opened again (a sync failed, so what the
+    /// disk holds is unknown), or `nil` while appends can succeed.
+    public var writeFailure: StorageError? { journal?.fatalFailure }
+
     /// Moves everything into LMDB and stops the applier thread; appending starts it again.
     /// - Throws: the failure that keeps LMDB from taking the rest, which stays in the journal
     ///   for the next open.

@@ -103,6 +103,13 @@ final class Journal: @unchecked Sendable {
         return fatal ?? failure
     }
 
+    /// The failure that ended writing for good, if any (without waiting for a retry).
+    var fatalFailure: StorageError? {
+        condition.lock()
+        defer { condition.unlock() }
+        return fatal
+    }
+
     func markFatal(_ error: StorageError) {
         condition.lock()
         fatal = fatal ?? error

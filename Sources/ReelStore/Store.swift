@@ -34,7 +34,7 @@ public final class Store<State: StoreState>: Sendable {
         logger: Logger = Logger(label: "reel.store")
     ) throws(StoreError) {
         if let armed = CrashPoint.armed {
-            logger.warning("REEL_CRASH_POINT is set: this process kills itself at \(armed.point.rawValue), reach \(armed.nth) (crash tests only)")
+            logger.warning("REEL_CRASH_POINT is set: this process kills itself (or, with :hang, stops that thread) at \(armed.point.rawValue), reach \(armed.nth) (crash tests only)")
         }
         var storageOptions = options.storage
         storageOptions.readOnly = false
@@ -198,6 +198,21 @@ public final class Store<State: StoreState>: Sendable {
             request.reply(.failure(StoreError(.shuttingDown, "the store is shutting down")))
         }
         return ticket
+    }
+
+    /// Whether the writer is alive and able to commit: a probe goes through the same queue as the
+    /// dispatches and the writer answers it when it reaches it. Returns only then, so a writer
+    /// stuck (in a sync that never returns, say) never answers; `false` when it answered that no
+    /// commit can succeed until the store is reopened, or when the store is closing. A daemon's
+    /// watchdog pings its service manager only after this returns `true`.
+    public func probeWriter() async -> Bool {
+        let ticket = DispatchTicket()
+        let request = DispatchRequest(
+            actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true,
+            reply: { ticket.resolve($0) }
+        )
+        guard writer.queue.submit(request) else { return false }
+        return (try? await ticket.result()) != nil
     }
 
     deinit {

@@ -111,6 +111,9 @@ struct DispatchRequest: Sendable {
     var peer: Peer
     var expectedSeq: UInt64?
     var idempotencyKey: String?
+    /// A health probe, not a dispatch: the writer answers it when it reaches it, with an error if
+    /// it can no longer commit (see ``Store/probeWriter()``).
+    var isProbe = false
     let reply: @Sendable (Result<DispatchResult, StoreError>) -> Void
 
     /// `@revert` reads committed history, so a request carrying one starts a group of its own.

@@ -35,6 +35,14 @@ extension Writer {
                 request.reply(.failure(StoreError(.storage, poisoned)))
                 continue
             }
+            if request.isProbe {
+                if let broken = directory.writeFailure {
+                    request.reply(.failure(StoreError(.storage, "no commit can succeed until a restart: \(broken.message)")))
+                } else {
+                    request.reply(.success(DispatchResult(seqs: workingSeq...workingSeq)))
+                }
+                continue
+            }
             if let key = request.idempotencyKey {
                 if let known = keysInGroup[key] {
                     // The first dispatch with this key is in this very group: answer after the commit.

@@ -78,6 +78,7 @@ public final class SpawnedDaemon: @unchecked Sendable {
     public let socketPath: String
     private let executable: String
     private let arguments: [String]
+    private let environment: [String: String]
     private var process = Process()
     private var stderrPipe = Pipe()
 
@@ -86,9 +87,11 @@ public final class SpawnedDaemon: @unchecked Sendable {
     ///   - prefix: Arguments before the daemon's own, such as `["serve"]` for an app.
     ///   - extraArguments: More daemon flags, such as `--checkpoint-every 5`.
     public init(
-        executable: String = "reeld", prefix: [String] = [], dataDirectory: String, socketPath: String, extraArguments: [String] = []
+        executable: String = "reeld", prefix: [String] = [], dataDirectory: String, socketPath: String, extraArguments: [String] = [],
+        environment: [String: String] = [:]
     ) {
         self.executable = executable
+        self.environment = environment
         self.dataDirectory = dataDirectory
         self.socketPath = socketPath
         arguments = prefix + ["--data-dir", dataDirectory, "--socket", socketPath, "--log-level", "warning"] + extraArguments
@@ -159,6 +162,9 @@ public final class SpawnedDaemon: @unchecked Sendable {
         stderrPipe = Pipe()
         process.executableURL = try PackageExecutable.url(executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -172,7 +178,7 @@ public final class SpawnedDaemon: @unchecked Sendable {
     }
 
     /// Whether something accepts connections on the socket.
-    static func accepts(_ path: String) -> Bool {
+    public static func accepts(_ path: String) -> Bool {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }

@@ -1,0 +1,103 @@
+import Foundation
+import ReelJSON
+import ReelTestSupport
+import Testing
+
+/// `reeld` under systemd's protocols, with the test playing systemd's part: readiness, status and
+/// watchdog messages on a datagram socket, and a listening socket passed in (socket activation).
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldSystemdTests {
+    @Test func readyStatusAndWatchdogPingsWhileTheWriterIsHealthy() async throws {
+        let dir = try TemporaryDirectory()
+        let systemd = try NotifyListener(path: dir.sub("notify"))
+        let daemon = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
+            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "200000"]
+        )
+        try await daemon.start()
+        try await waitUntil("READY=1") { systemd.count("READY=1") == 1 }
+        try await waitUntil("three watchdog pings") { systemd.count("WATCHDOG=1") >= 3 }
+        try await waitUntil("a status line") { systemd.statuses.contains("seq 0, 0 connections, 0 subscriptions") }
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
+            _ = try await connection.request(1, "dispatch", Params.set("/n", 1))
+            try await waitUntil("the status to follow the seq") { systemd.statuses.contains("seq 1, 1 connection, 0 subscriptions") }
+        }
+        #expect(try await daemon.stop() == 0)
+        #expect(systemd.count("STOPPING=1") == 1)
+    }
+
+    @Test func aWriterThatHangsGetsNoMoreWatchdogPings() async throws {
+        let dir = try TemporaryDirectory()
+        let systemd = try NotifyListener(path: dir.sub("notify"))
+        // The second commit hangs for good before it is written, as on a disk that stopped answering.
+        let daemon = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
+            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "200000", "REEL_CRASH_POINT": "commit.before@2:hang"]
+        )
+        try await daemon.start()
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
+            #expect(try await connection.request(1, "dispatch", Params.set("/n", 1))["result"] == ["seq": 1])
+        }
+        try await waitUntil("watchdog pings") { systemd.count("WATCHDOG=1") >= 3 }
+        let hung = try RawSocket.connectUnix(daemon.socketPath)
+        defer { close(hung) }
+        try RawSocket.send(hung, Array(#"{"jsonrpc":"2.0","id":2,"method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/n","value":2}}}}"#.utf8 + [10]))
+        let hangStarted = ContinuousClock.now
+        // Ten ping periods: a timer that pinged whatever the writer does would send ten more.
+        try await Task.sleep(for: .seconds(1))
+        let lastPing = try #require(systemd.lastTime(of: "WATCHDOG=1"))
+        // (A probe answered just before the hang may still land.)
+        #expect(lastPing < hangStarted + .milliseconds(300), "pings went on \(lastPing - hangStarted) after the writer hung")
+        _ = try await daemon.stop(signal: SIGKILL)
+    }
+
+    @Test func servesTheSocketSystemdPassesAndLeavesItsFileAlone() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.sub("activated.sock")
+        let listener = try Self.listeningSocket(at: path, mode: 0o600)
+        defer { close(listener) }
+        let daemon = try SpawnedProcess(
+            try PackageExecutable.url("reeld").path, ["--data-dir", dir.sub("data"), "--log-level", "warning"],
+            listeningSocket: listener, stderrPath: dir.sub("stderr")
+        )
+        // Connections made before the daemon is ready wait in the socket's backlog.
+        try await TestConnection.open(socketPath: path) { connection throws in
+            #expect(try await connection.request(1, "dispatch", Params.set("/n", 7))["result"] == ["seq": 1])
+            #expect(try await connection.request(2, "get", ["path": "/n"])["result"] == ["seq": 1, "value": 7])
+        }
+        #expect(try await daemon.stop() == 0, "stderr: \((try? String(contentsOfFile: dir.sub("stderr"), encoding: .utf8)) ?? "")")
+        #expect(FileManager.default.fileExists(atPath: path), "reeld removed the socket file systemd owns")
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("data/reel.sock")), "reeld bound a socket of its own too")
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "reeld changed the mode systemd set")
+    }
+
+    @Test func aWorldWritableActivatedSocketIsRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.sub("open.sock")
+        let listener = try Self.listeningSocket(at: path, mode: 0o666)
+        defer { close(listener) }
+        let daemon = try SpawnedProcess(
+            try PackageExecutable.url("reeld").path, ["--data-dir", dir.sub("data")], listeningSocket: listener,
+            stderrPath: dir.sub("stderr")
+        )
+        let status = try await daemon.wait()
+        let stderr = try String(contentsOfFile: dir.sub("stderr"), encoding: .utf8)
+        #expect(status == 77, "stderr: \(stderr)")
+        #expect(stderr.contains("world-writable") && stderr.split(separator: "\n").count == 1, "stderr: \(stderr)")
+    }
+
+    /// A bound, listening Unix stream socket with its file's mode set, as systemd makes it.
+    static func listeningSocket(at path: String, mode: mode_t) throws -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0, chmod(path, mode) == 0 else {
+            throw SpawnError("cannot listen on \(path): errno \(errno)")
+        }
+        return descriptor
+    }
+}
