@@ -68,7 +68,7 @@ public enum Daemon {
         defer { lock.release() }
         let placement = SocketPlacement(configuration: configuration)
         if activation == nil { _ = try placement.prepare() }
-        let metrics = configuration.metrics.map { _ in DaemonMetrics() }
+        let metrics = configuration.metrics.map { _ in DaemonMetrics(maxMapSize: configuration.maxMapSize) }
         var storeOptions = configuration.storeOptions
         if let metrics { storeOptions.metrics = metrics.factory }
         let storeService = try StoreService(configuration: configuration, definition: definition, options: storeOptions, logger: logger)

@@ -24,6 +24,7 @@ final class DaemonMetrics: Sendable {
     private let lag: [(SubscriptionMode, Gauge)]
     private let mapUsed: Gauge
     private let mapSize: Gauge
+    private let mapMax: Gauge
     private let readerSlotsUsed: Gauge
     private let readerSlots: Gauge
     private let lastCheckpointSeq: Gauge
@@ -31,7 +32,8 @@ final class DaemonMetrics: Sendable {
     private let openDuration: Gauge
     private let replayedAtOpen: Gauge
 
-    init() {
+    /// - Parameter maxMapSize: the map's limit (`max-map-size`), reported as `reel_map_max_bytes`.
+    init(maxMapSize: Int) {
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -58,6 +60,8 @@ final class DaemonMetrics: Sendable {
         }
         mapUsed = registry.makeGauge(name: "reel_map_used_bytes", help: "Bytes of the LMDB map in use.")
         mapSize = registry.makeGauge(name: "reel_map_size_bytes", help: "The LMDB map's current size (it grows up to max-map-size).")
+        mapMax = registry.makeGauge(name: "reel_map_max_bytes", help: "The limit the LMDB map may grow to (max-map-size).")
+        mapMax.set(Double(maxMapSize))
         readerSlotsUsed = registry.makeGauge(name: "reel_reader_slots_used", help: "LMDB reader slots in use (a high-water mark).")
         readerSlots = registry.makeGauge(name: "reel_reader_slots", help: "The size of LMDB's reader table.")
         lastCheckpointSeq = registry.makeGauge(name: "reel_last_checkpoint_seq", help: "The seq of the newest checkpoint.")

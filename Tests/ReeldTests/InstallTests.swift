@@ -55,6 +55,8 @@ import Testing
         // The installed programs, on their own.
         let version = try await runCommand(URL(fileURLWithPath: "\(prefix)/bin/reeld"), ["--version"])
         #expect(version.output.hasPrefix("reeld ") && version.output.contains("(protocol 1)"))
+        let clientVersion = try await runCommand(URL(fileURLWithPath: "\(prefix)/bin/reel"), ["--version"])
+        #expect(clientVersion.output == version.output.replacingOccurrences(of: "reeld ", with: "reel "), "\(clientVersion.output)")
         let data = dir.sub("data")
         let daemon = try SpawnedProcess("\(prefix)/bin/reeld", ["--config", "\(prefix)/etc/reel/reeld.yaml", "--data-dir", data])
         try await waitUntil("the installed reeld's socket", timeout: .seconds(10)) { SpawnedDaemon.accepts(data + "/reel.sock") }

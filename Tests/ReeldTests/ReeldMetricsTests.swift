@@ -41,6 +41,7 @@ import Testing
         #expect(HTTPGet.sample(after, #"reel_actions_per_commit_bucket{le="1.0"}"#) == 5)
         #expect((HTTPGet.sample(after, "reel_map_used_bytes") ?? 0) > 0)
         #expect((HTTPGet.sample(after, "reel_reader_slots") ?? 0) > 0)
+        #expect(HTTPGet.sample(after, "reel_map_max_bytes") == Double(1 << 40))
 
         // A subscriber that reads nothing: its deliveries fall behind as actions commit.
         let stalled = try RawSocket.connectUnix(daemon.socketPath, receiveBuffer: 4096)
