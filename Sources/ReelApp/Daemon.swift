@@ -109,12 +109,19 @@ public enum Daemon {
             status: { Self.statusLine(seq: store.snapshot.seq, server: figures.snapshot()) }
         )))
         if let metrics, let address = configuration.metrics {
-            services.append(.init(service: PrometheusEndpoint(
-                address: address, registry: metrics.registry, logger: logger,
-                beforeScrape: {
+            let endpoint: PrometheusEndpoint
+            do {
+                endpoint = try await PrometheusEndpoint.listen(on: address, registry: metrics.registry, logger: logger) {
                     metrics.sample(store: store.statistics, usage: store.timeline.directory.mapUsage, server: figures.snapshot())
                 }
-            )))
+            } catch {
+                let source = configuration.sources["metrics"] ?? .builtInDefault
+                if let io = error as? IOError, io.errnoCode == EADDRINUSE {
+                    throw StartupError(.socketInUse, "metrics \(address) from \(source) is in use by another process: choose another address")
+                }
+                throw StartupError(.invalidSetting, "metrics \(address) from \(source) cannot be served: \(error)")
+            }
+            services.append(.init(service: endpoint))
         }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services,

@@ -12,45 +12,43 @@ import ServiceLifecycle
 /// Unix socket, with SwiftNIO's HTTP/1.1 server pipeline. Every other path is answered 404, every
 /// other method 405.
 ///
-/// A `Service`: it listens from ``run()`` until graceful shutdown. Figures that are read rather
-/// than counted (connections, lag, map use) are brought up to date by `beforeScrape`, right before
-/// each scrape renders the registry.
+/// Listening starts with ``listen(on:registry:logger:beforeScrape:)`` (so that a daemon can refuse
+/// to start when the address is taken); as a `Service`, it serves from then until graceful
+/// shutdown. Figures that are read rather than counted (connections, lag, map use) are brought up
+/// to date by `beforeScrape`, right before each scrape renders the registry.
 public struct PrometheusEndpoint: Service {
     let address: MetricsAddress
-    let registry: PrometheusCollectorRegistry
-    let beforeScrape: @Sendable () -> Void
-    let onBound: @Sendable (String) -> Void
+    let channel: any Channel
     let logger: Logger
+    /// What a scraper asks for: `http://127.0.0.1:9464/metrics` (with the port chosen when 0 was
+    /// asked), or `unix:PATH /metrics`.
+    public let url: String
 
-    /// - Parameters:
-    ///   - onBound: called once listening, with the URL scraped (with the port chosen when 0 was asked).
-    public init(
-        address: MetricsAddress, registry: PrometheusCollectorRegistry, logger: Logger,
-        beforeScrape: @escaping @Sendable () -> Void = {}, onBound: @escaping @Sendable (String) -> Void = { _ in }
-    ) {
-        self.address = address
-        self.registry = registry
-        self.beforeScrape = beforeScrape
-        self.onBound = onBound
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        let channel = try await bind()
+    /// Binds the address and starts answering scrapes.
+    ///
+    /// - Throws: NIO's error when the address cannot be bound (in use, not local, not permitted).
+    public static func listen(
+        on address: MetricsAddress, registry: PrometheusCollectorRegistry, logger: Logger,
+        beforeScrape: @escaping @Sendable () -> Void = {}
+    ) async throws -> PrometheusEndpoint {
+        let channel = try await bind(address, registry: registry, beforeScrape: beforeScrape)
         let url = switch address {
         case .tcp(let host, _): "http://\(MetricsAddress.tcp(host: host, port: channel.localAddress?.port ?? 0))/metrics"
         case .unix(let path): "unix:\(path) /metrics"
         }
         logger.info("serving metrics", metadata: ["url": "\(url)"])
-        onBound(url)
+        return PrometheusEndpoint(address: address, channel: channel, logger: logger, url: url)
+    }
+
+    public func run() async throws {
         try? await gracefulShutdown()
         try? await channel.close()
         if case .unix(let path) = address { unlink(path) }
     }
 
-    private func bind() async throws -> any Channel {
-        let registry = self.registry
-        let beforeScrape = self.beforeScrape
+    private static func bind(
+        _ address: MetricsAddress, registry: PrometheusCollectorRegistry, beforeScrape: @escaping @Sendable () -> Void
+    ) async throws -> any Channel {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 16)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

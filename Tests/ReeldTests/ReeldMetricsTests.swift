@@ -90,12 +90,26 @@ import Testing
         try await waitUntil("the metrics port", timeout: .seconds(10)) { (try? HTTPGet.request(.tcp(port: port))) != nil }
         let scraped = try HTTPGet.request(.tcp(port: port))
         #expect(scraped.status == 200)
-        #expect(HTTPGet.sample(scraped.body, "reel_connections") == 0)
+        // (The probe `start` made to see the socket accept may not be closed on the server's side yet.)
+        try await waitUntil("no connections") { HTTPGet.sample(try HTTPGet.request(.tcp(port: port)).body, "reel_connections") == 0 }
         #expect(try HTTPGet.request(.tcp(port: port), path: "/").status == 404)
         #expect(try HTTPGet.request(.tcp(port: port), method: "POST").status == 405)
         let head = try HTTPGet.request(.tcp(port: port), method: "HEAD")
         #expect(head.status == 200 && head.body.isEmpty)
         #expect(try await daemon.stop() == 0)
+    }
+
+    @Test func anAddressInUseIsAOneLineRefusal() async throws {
+        let dir = try TemporaryDirectory()
+        let taken = try RawSocket.listenTCP()
+        defer { close(taken.descriptor) }
+        let daemon = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"), extraArguments: ["--metrics", "127.0.0.1:\(taken.port)"]
+        )
+        let outcome = try await daemon.runToExit()
+        #expect(outcome.status == 75)
+        #expect(outcome.stderr.contains("metrics 127.0.0.1:\(taken.port) from flag --metrics is in use"), "\(outcome.stderr)")
+        #expect(outcome.stderr.split(separator: "\n").count == 1, "not one line: \(outcome.stderr)")
     }
 
     @Test func withoutTheFlagNothingListens() async throws {
