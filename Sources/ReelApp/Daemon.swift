@@ -71,6 +71,12 @@ public enum Daemon {
         let metrics = configuration.metrics.map { _ in DaemonMetrics(maxMapSize: configuration.maxMapSize) }
         var storeOptions = configuration.storeOptions
         if let metrics { storeOptions.metrics = metrics.factory }
+        let notifier = SystemdNotifier(environment: environment)
+        // A long replay at open (a new reducer version replays the whole log): say how far it got,
+        // and keep systemd's start timeout from running out while it progresses.
+        storeOptions.openProgress = { reached, latest in
+            notifier.notify(["STATUS=opening: replaying the log, seq \(reached) of \(latest)", "EXTEND_TIMEOUT_USEC=10000000"])
+        }
         let storeService = try StoreService(configuration: configuration, definition: definition, options: storeOptions, logger: logger)
 
         var server = ServerConfiguration(socketPath: activation?.path ?? configuration.socketPath)
@@ -80,7 +86,6 @@ public enum Daemon {
         server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
         server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
         if let metrics { server.metrics = metrics.factory }
-        let notifier = SystemdNotifier(environment: environment)
         server.onBound = { path in
             if activation == nil { try placement.applySocketPermissions(path: path) }
             _ = notifier.ready(status: "serving \(path)")

@@ -59,7 +59,16 @@ public final class Store<State: StoreState>: Sendable {
         timeline = Timeline(directory: directory, definition: definition)
 
         let started = ContinuousClock.now
-        let restored = try timeline.reconstruct(at: try timeline.latestSeq())
+        let latest = try timeline.latestSeq()
+        var lastReport = started
+        let restored = try timeline.reconstruct(at: latest) { reached in
+            let now = ContinuousClock.now
+            guard now - lastReport >= options.openProgressInterval else { return }
+            lastReport = now
+            let percent = latest == 0 ? 100 : Int(Double(reached) * 100 / Double(latest))
+            logger.info("replaying the log to open the store: seq \(reached) of \(latest) (\(percent)%)")
+            options.openProgress?(reached, latest)
+        }
         let openDuration = ContinuousClock.now - started
         for skipped in restored.skippedCheckpoints {
             logger.notice("checkpoint at seq \(skipped.seq) ignored: \(skipped.reason); rebuilding by replay")

@@ -29,6 +29,10 @@ public struct StoreOptions: Sendable {
     /// Where the store reports its counters and histograms (swift-metrics): the process's
     /// bootstrapped backend unless another is given, such as a daemon's own Prometheus registry.
     public var metrics: any MetricsFactory = MetricsSystem.factory
+    /// Called every ``openProgressInterval`` (at most) while opening replays the log, with the seq
+    /// reached and the latest seq: a daemon tells its service manager (the store logs it too).
+    public var openProgress: (@Sendable (_ replayedThrough: UInt64, _ latest: UInt64) -> Void)?
+    public var openProgressInterval: Duration = .seconds(2)
 
     public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
         self.checkpointEvery = checkpointEvery

@@ -29,6 +29,12 @@ public struct Timeline<State: StoreState>: Sendable {
     ///
     /// - Throws: ``StoreError`` `.seqOutOfRange` beyond the latest seq, `.storage` on a read failure.
     public func reconstruct(at seq: UInt64) throws(StoreError) -> Reconstruction<State> {
+        try reconstruct(at: seq, progress: nil)
+    }
+
+    /// ``reconstruct(at:)``, calling `progress` with the seq reached every 65,536 actions replayed
+    /// (for a long replay at open: the daemon logs it and tells systemd).
+    public func reconstruct(at seq: UInt64, progress: ((_ replayedThrough: UInt64) -> Void)?) throws(StoreError) -> Reconstruction<State> {
         let latest = try latestSeq()
         guard seq <= latest else {
             throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq \(latest)")
@@ -56,13 +62,14 @@ public struct Timeline<State: StoreState>: Sendable {
             }
         }
         let start = (result.checkpointSeq ?? 0) + 1
-        try replay(from: start, through: seq, into: &result, skipping: [])
+        try replay(from: start, through: seq, into: &result, skipping: [], progress: progress)
         return result
     }
 
     /// Folds actions `first...last` into `result.state`, leaving out `skipped`.
     func replay(
-        from first: UInt64, through last: UInt64, into result: inout Reconstruction<State>, skipping: Set<UInt64>
+        from first: UInt64, through last: UInt64, into result: inout Reconstruction<State>, skipping: Set<UInt64>,
+        progress: ((UInt64) -> Void)? = nil
     ) throws(StoreError) {
         guard first <= last else { return }
         let fold = self.fold
@@ -80,6 +87,7 @@ public struct Timeline<State: StoreState>: Sendable {
                     refused.append((envelope.seq, error.message))
                 }
                 replayed += 1
+                if let progress, replayed & 0xFFFF == 0 { progress(envelope.seq) }
                 return true
             }
         } catch {
