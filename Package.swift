@@ -45,6 +45,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", "5.4.0"..<"7.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -109,6 +111,18 @@ let package = Package(
             ]
         ),
 
+        // `reel ui`: the time-travel page (HTML, CSS, JavaScript resources) and its JSON API, served
+        // by Hummingbird; only `reel` links it.
+        .target(
+            name: "ReelUI",
+            dependencies: [
+                "ReelProtocol", "ReelCore", "ReelJSON",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources")]
+        ),
         // The daemon's metrics endpoint: a Prometheus registry served over HTTP (SwiftNIO's HTTP/1.1).
         .target(
             name: "ReelMetrics",
@@ -148,8 +162,9 @@ let package = Package(
         .target(
             name: "ReelTool",
             dependencies: [
-                "ReelClient", "ReelConsole", "ReelQuery", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON",
+                "ReelClient", "ReelConsole", "ReelQuery", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON", "ReelUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // One call in an app's main: `serve` (the daemon) plus every `reel` command, for its reducers.

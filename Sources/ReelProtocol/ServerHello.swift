@@ -16,6 +16,10 @@ public struct ServerHello: MethodResult, Equatable {
     public var reducer: ReducerIdentity
     /// The optional features the daemon offers, by name (see ``Capability``).
     public var capabilities: [String]
+    /// What this connection's peer may do under the daemon's access policy: some of `"read"`,
+    /// `"dispatch"`, `"admin"` (so a tool can offer only what will be allowed). `nil` from a
+    /// daemon that does not say.
+    public var permissions: [String]?
 
     /// - Parameters:
     ///   - server: The server's name; ``WireProtocol/serverName`` by default.
@@ -26,8 +30,9 @@ public struct ServerHello: MethodResult, Equatable {
     ///   - capabilities: The features offered; every one of protocol 1 by default.
     public init(
         server: String = WireProtocol.serverName, version: String, protocolVersion: Int = WireProtocol.version,
-        seq: UInt64, reducer: ReducerIdentity, capabilities: [String] = Capability.all
+        seq: UInt64, reducer: ReducerIdentity, capabilities: [String] = Capability.all, permissions: [String]? = nil
     ) {
+        self.permissions = permissions
         self.server = server
         self.version = version
         self.protocolVersion = protocolVersion
@@ -46,6 +51,7 @@ public struct ServerHello: MethodResult, Equatable {
     public func writeJSON(into bytes: inout [UInt8]) {
         bytes.appendJSONObject { members in
             members.add("capabilities", capabilities)
+            if let permissions { members.add("permissions", permissions) }
             members.add("protocol", protocolVersion)
             members.add("reducer", writing: reducer.writeJSON)
             members.add("seq", seq)
@@ -63,11 +69,21 @@ public struct ServerHello: MethodResult, Equatable {
             }
             capabilities.append(name)
         }
+        var permissions: [String]?
+        if members.members["permissions"] != nil {
+            permissions = []
+            for permission in try members.optionalArray("permissions") {
+                guard case .string(let name) = permission else {
+                    throw .invalidRequest("a hello result's permissions must be strings, not \(permission.described)")
+                }
+                permissions?.append(name)
+            }
+        }
         self.init(
             server: try members.string("server"), version: try members.string("version"),
             protocolVersion: Int(clamping: try members.int("protocol")), seq: try members.seq("seq"),
             reducer: try ReducerIdentity(wire: try members.value("reducer"), "a hello result's reducer"),
-            capabilities: capabilities
+            capabilities: capabilities, permissions: permissions
         )
     }
 }

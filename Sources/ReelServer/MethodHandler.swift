@@ -43,7 +43,7 @@ public struct MethodHandler<State: StoreState>: Sendable {
             return .failure(denial)
         }
         do {
-            return .success(try await result(of: call))
+            return .success(try await result(of: call, peer: peer))
         } catch {
             return .failure(error)
         }
@@ -70,11 +70,14 @@ public struct MethodHandler<State: StoreState>: Sendable {
 
     private static func json(_ result: some MethodResult) -> JSONValue { result.asJSON }
 
-    private func result(of call: HandlerCall) async throws(RPCError) -> any MethodResult {
+    private func result(of call: HandlerCall, peer: Peer) async throws(RPCError) -> any MethodResult {
         let queries = self.queries
         switch call {
         case .hello:
-            return ServerHello(version: serverVersion, seq: store.snapshot.seq, reducer: store.definition.identity)
+            let permissions = Permission.allCases.filter { authorize($0, peer) }.map(\.rawValue)
+            return ServerHello(
+                version: serverVersion, seq: store.snapshot.seq, reducer: store.definition.identity, permissions: permissions
+            )
         case .get(let params):
             guard params.at != nil else { return try sliceNow(params.path) }
             return try await query { () throws(StoreError) in try queries.get(params) }

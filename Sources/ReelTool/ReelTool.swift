@@ -87,7 +87,7 @@ struct RootCommand: AsyncParsableCommand {
         var subcommands: [any ParsableCommand.Type] = [
             DispatchCommand.self, GetCommand.self, WatchCommand.self, LogCommand.self, ShowCommand.self,
             DiffCommand.self, ReplayCommand.self, BisectCommand.self, VerifyCommand.self, ExportCommand.self,
-            ImportCommand.self, RevertCommand.self, BackupCommand.self, StatsCommand.self, CheckpointsCommand.self,
+            ImportCommand.self, RevertCommand.self, BackupCommand.self, StatsCommand.self, CheckpointsCommand.self, UICommand.self,
         ]
         if context.serve != nil { subcommands.insert(ServeCommand.self, at: 0) }
         return CommandConfiguration(

@@ -14,11 +14,17 @@ public enum HTTPGet {
         case unix(path: String)
     }
 
-    /// Sends `method path` with `Connection: close` and reads the whole answer.
-    public static func request(_ address: Address, path: String = "/metrics", method: String = "GET") throws -> Response {
+    /// Sends `method path` with `Connection: close` (and `headers`, and `body` with its length)
+    /// and reads the whole answer.
+    public static func request(
+        _ address: Address, path: String = "/metrics", method: String = "GET", headers: [String: String] = [:], body: String? = nil
+    ) throws -> Response {
         let descriptor = try RawSocket.connect(address)
         defer { close(descriptor) }
-        let request = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        if let body { request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+        request += "\r\n" + (body ?? "")
         try RawSocket.send(descriptor, Array(request.utf8))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -38,7 +44,23 @@ public enum HTTPGet {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        return Response(status: status, headers: headers, body: String(text[split.upperBound...]))
+        var body = String(text[split.upperBound...])
+        if headers["transfer-encoding"] == "chunked" { body = dechunked(body) }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// The body of a chunked answer, its chunks joined.
+    static func dechunked(_ text: String) -> String {
+        var bytes = Array(text.utf8)[...]
+        var body: [UInt8] = []
+        while let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\r")) {
+            guard let size = Int(String(decoding: bytes[bytes.startIndex..<lineEnd], as: UTF8.self), radix: 16), size > 0 else { break }
+            let start = lineEnd + 2
+            guard start + size <= bytes.endIndex else { break }
+            body += bytes[start..<(start + size)]
+            bytes = bytes[min(bytes.endIndex, start + size + 2)...]
+        }
+        return String(decoding: body, as: UTF8.self)
     }
 
     /// The value of a sample line `name{labels} value` (labels as written, such as `{mode="actions"}`).

@@ -219,8 +219,13 @@ public final class RunningProgram: @unchecked Sendable {
     private var text = ""
     private var reader: Task<Void, Never>?
 
-    public init(_ name: String, _ arguments: [String]) throws {
-        process.executableURL = try PackageExecutable.url(name)
+    public convenience init(_ name: String, _ arguments: [String]) throws {
+        try self.init(path: try PackageExecutable.url(name).path, arguments)
+    }
+
+    /// Any program, by its path.
+    public init(path: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.standardOutput = output
         process.standardError = errors
@@ -258,6 +263,11 @@ public final class RunningProgram: @unchecked Sendable {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
+    }
+
+    /// Sends the program a signal (SIGINT: Ctrl-C).
+    public func signal(_ signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
     }
 
     /// Waits for the program to end (killing it after `timeout`) and returns what it printed.

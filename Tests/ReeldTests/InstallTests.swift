@@ -23,6 +23,7 @@ import Testing
             "lib/sysusers.d/reel.conf", "lib/tmpfiles.d/reel.conf", "etc/reel/reeld.yaml", "share/doc/reel/reeld.example.yaml",
             "share/bash-completion/completions/reel", "share/bash-completion/completions/reeld",
             "share/zsh/site-functions/_reel", "share/fish/vendor_completions.d/reeld.fish",
+            "share/reel/ui/index.html", "share/reel/ui/app.js", "share/reel/ui/app.css",
         ] {
             #expect(FileManager.default.fileExists(atPath: "\(prefix)/\(file)"), "\(file) was not installed")
         }
@@ -65,6 +66,16 @@ import Testing
         #expect(dispatched.status == 0, "\(dispatched.errors)")
         let read = try await runCommand(reel, ["get", "/installed", "--json", "--socket", data + "/reel.sock"])
         #expect(read.output.contains("true"), "\(read.output)\(read.errors)")
+        // The installed `reel ui` finds its page in share/reel/ui.
+        let ui = try RunningProgram(path: "\(prefix)/bin/reel", ["ui", "--no-browser", "--socket", data + "/reel.sock"])
+        try await ui.waitForLines(1)
+        let url = ui.printed.split(separator: "\n").first.map(String.init) ?? ""
+        let port = try #require(url.firstMatch(of: #/127\.0\.0\.1:(\d+)/#).map { Int($0.1)! }, "reel ui printed \(ui.printed)")
+        let token = url.split(separator: "=").last.map(String.init) ?? ""
+        let page = try HTTPGet.request(.tcp(port: port), path: "/", headers: ["Authorization": "Bearer \(token)"])
+        #expect(page.status == 200 && page.body.contains("app.js"))
+        ui.signal(SIGINT)
+        _ = try await ui.finish()
         #expect(try await daemon.stop() == 0)
 
         // The bash completion is a script bash can read, and it knows the commands.

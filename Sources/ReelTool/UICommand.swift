@@ -1,0 +1,162 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ReelCore
+import ReelJSON
+import ReelProtocol
+import ReelUI
+
+/// `reel ui`: the whole history in a browser (docs/TIME-TRAVEL.md).
+struct UICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ui",
+        abstract: "Serve the time-travel page on 127.0.0.1 and open it in a browser.",
+        discussion: """
+            The first line of output is the page's URL; it carries a random token, and every \
+            request without it is refused (401). The page reads and writes through this command, \
+            live or offline like every command, so the daemon's access policy applies to it as to \
+            you. Ctrl-C stops it.
+            """
+    )
+
+    @OptionGroup var source: SourceOptions
+    @Option(name: .customLong("port"), help: ArgumentHelp("The port on 127.0.0.1 (default: a free one).", valueName: "n"))
+    var port: Int = 0
+    @Flag(name: .customLong("no-browser"), help: "Print the URL without opening a browser.")
+    var noBrowser = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port takes 0 to 65535") }
+    }
+
+    func run() async throws {
+        let context = ToolContext.current
+        guard let assets = UIAssets.locate() else {
+            throw ToolError(
+                "the page's files are missing (Reel_ReelUI.resources beside \(context.programName), or share/reel/ui); reinstall, or set REEL_UI_ASSETS",
+                exitStatus: ExitStatus.unavailable
+            )
+        }
+        let store = try await source.open()
+        let backend = SourceBackend(source: store)
+        var logger = Logger(label: "reel-ui")
+        logger.logLevel = .warning
+        let server = TimeTravelServer(backend: backend, port: port, token: TimeTravelServer.makeToken(), assets: assets, logger: logger)
+        let openBrowser = !noBrowser
+        do {
+            try await server.run { url in
+                context.standardOutput.write(url + "\n")
+                context.standardError.write("\(context.programName) ui: serving \(store.label); Ctrl-C stops\n")
+                if openBrowser { Self.openBrowser(url, context: context) }
+            }
+        } catch {
+            throw ToolError("cannot serve the page: \(error)", exitStatus: ExitStatus.unavailable)
+        }
+    }
+
+    /// `xdg-open`, or `$BROWSER`; the URL is printed either way.
+    private static func openBrowser(_ url: String, context: ToolContext) {
+        let candidates = [ProcessInfo.processInfo.environment["BROWSER"], "/usr/bin/xdg-open"].compactMap { $0 }
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: candidate)
+            process.arguments = [url]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            if (try? process.run()) != nil { return }
+        }
+        context.standardError.write("no browser to open (xdg-open): open the URL above\n")
+    }
+}
+
+/// The page's backend over the source a command opened: what `reel` does, the page does.
+struct SourceBackend: TimeTravelBackend {
+    let source: any StoreSource
+
+    var label: String { source.label }
+    var isLive: Bool { source is LiveSource }
+
+    func reducer() async throws(UIError) -> String {
+        try await ui { () async throws(ToolError) in try await source.reducer().description }
+    }
+
+    func mayDispatch() async -> Bool {
+        guard let live = source as? LiveSource else { return false }
+        // A daemon that predates `permissions` in hello: offer it, and show its refusal if any.
+        return live.client.serverHello.permissions?.contains(Permission.dispatch.rawValue) ?? true
+    }
+
+    func latestSeq() async throws(UIError) -> UInt64 {
+        try await ui { () async throws(ToolError) in try await source.latestSeq() }
+    }
+
+    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(UIError) -> [ActionEnvelope] {
+        try await ui { () async throws(ToolError) in
+            try await source.history(from: from, to: to, limit: min(limit, source.historyPageSize), types: types).actions
+        }
+    }
+
+    func state(at seq: UInt64?, path: JSONPointer) async throws(UIError) -> (seq: UInt64, value: JSONValue) {
+        try await ui { () async throws(ToolError) in try await source.value(at: seq, path: path) }
+    }
+
+    func diff(from: UInt64, to: UInt64, path: JSONPointer) async throws(UIError) -> JSONPatch {
+        try await ui { () async throws(ToolError) in try await source.diff(from: from, to: to, path: path) }
+    }
+
+    func replay(at seq: UInt64?, skip: Set<UInt64>) async throws(UIError) -> (value: JSONValue, refused: [SeqReason]) {
+        try await ui { () async throws(ToolError) in try await source.replay(to: seq, skip: skip, path: JSONPointer(tokens: [])) }
+    }
+
+    func bisect(_ condition: JSONCondition, through: UInt64?) async throws(UIError) -> (seq: UInt64?, latest: UInt64, probes: Int) {
+        let answer = try await ui { () async throws(ToolError) in try await source.bisect(condition, through: through) { _, _ in } }
+        return (answer.seq, answer.latest, answer.probes)
+    }
+
+    func dispatch(_ action: Action) async throws(UIError) -> UInt64 {
+        try await ui { () async throws(ToolError) in
+            try await source.dispatch([action], expectedSeq: nil, idempotencyKey: nil).seqs.lowerBound
+        }
+    }
+
+    func seqs() async -> AsyncStream<UInt64> {
+        let source = self.source
+        return AsyncStream { continuation in
+            let task = Task {
+                guard let feed = try? await source.watch(path: JSONPointer(tokens: []), since: nil, mode: .actions) else {
+                    continuation.finish()
+                    return
+                }
+                continuation.yield(feed.seq)
+                do {
+                    for try await update in feed.updates { continuation.yield(update.seq) }
+                } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// A tool error as the page shows it: the protocol code when the message carries one.
+    private func ui<T>(_ body: () async throws(ToolError) -> T) async throws(UIError) -> T {
+        do {
+            return try await body()
+        } catch {
+            let code = Self.code(in: error.message)
+            let status = switch code {
+            case RPCError.Code.pathNotFound, RPCError.Code.seqOutOfRange: 404
+            case RPCError.Code.permissionDenied: 403
+            case RPCError.Code.rejected, RPCError.Code.unknownActionType, RPCError.Code.seqMismatch, RPCError.Code.tooLarge: 400
+            case nil where error.exitStatus == ExitStatus.unavailable: 503
+            default: 500
+            }
+            throw UIError(status: status, code: code, message: error.message)
+        }
+    }
+
+    /// `error 1005: …` → 1005.
+    static func code(in message: String) -> Int? {
+        guard let range = message.range(of: "error ") else { return nil }
+        return Int(message[range.upperBound...].prefix { $0.isNumber || $0 == "-" })
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import ReelCore
+import ReelJSON
+import ReelProtocol
+
+/// The page's JSON API (docs/TIME-TRAVEL.md lists it) over a ``TimeTravelBackend``: each method
+/// takes the request's query or body and returns the response's JSON. What the backend does not
+/// offer directly (search, actions by seq, one action's change, the what-if diff, export) is made
+/// here from what it does.
+struct TimeTravelAPI: Sendable {
+    let backend: any TimeTravelBackend
+
+    /// The most rows one request returns.
+    static let maxRows = 1_000
+
+    func info() async throws(UIError) -> JSONValue {
+        [
+            "live": .bool(backend.isLive),
+            "source": .string(backend.label),
+            "reducer": .string(try await backend.reducer()),
+            "seq": JSONValue(seq: try await backend.latestSeq()),
+            "canDispatch": .bool(await backend.mayDispatch()),
+            "canRevert": .bool(await backend.mayDispatch()),
+        ]
+    }
+
+    func history(_ query: Query) async throws(UIError) -> JSONValue {
+        let from = max(1, try query.seq("from") ?? 1)
+        let limit = min(Self.maxRows, max(1, try query.int("limit") ?? 200))
+        let actions = try await backend.history(from: from, to: try query.seq("to"), limit: limit, types: nil)
+        return ["actions": .array(actions.map(\.wireJSON)), "latest": JSONValue(seq: try await backend.latestSeq())]
+    }
+
+    /// Every seq whose action matches all the filters given: types, the peer's uid, a substring of
+    /// the action's JSON. A scan of the log, page by page (the types filter is the store's own).
+    func search(_ query: Query) async throws(UIError) -> JSONValue {
+        let types = query.text("type").map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }) }
+        let peer = try query.uid("peer")
+        let text = query.text("text").flatMap { $0.isEmpty ? nil : Array($0.utf8) }
+        let latest = try await backend.latestSeq()
+        var seqs: [UInt64] = []
+        var from: UInt64 = 1
+        while from <= latest {
+            let page = try await backend.history(from: from, to: latest, limit: Self.maxRows, types: types?.isEmpty == false ? types : nil)
+            guard let last = page.last else { break }
+            for envelope in page {
+                if let peer, envelope.peer.uid != peer { continue }
+                if let text, !Self.contains(envelope.wireJSON.serialized(), text) { continue }
+                seqs.append(envelope.seq)
+            }
+            from = last.seq + 1
+        }
+        return ["seqs": .array(seqs.map(JSONValue.init(seq:))), "latest": JSONValue(seq: latest)]
+    }
+
+    /// The actions at the seqs asked for, in that order; consecutive seqs are read as one range.
+    func actions(_ query: Query) async throws(UIError) -> JSONValue {
+        let seqs = try query.seqList("seqs")
+        guard seqs.count <= Self.maxRows else { throw .badRequest("at most \(Self.maxRows) seqs at a time") }
+        var found: [UInt64: ActionEnvelope] = [:]
+        for range in Self.ranges(of: Set(seqs).sorted()) {
+            for envelope in try await backend.history(from: range.lowerBound, to: range.upperBound, limit: range.count, types: nil) {
+                found[envelope.seq] = envelope
+            }
+        }
+        return ["actions": .array(seqs.compactMap { found[$0]?.wireJSON })]
+    }
+
+    func state(_ query: Query) async throws(UIError) -> JSONValue {
+        let snapshot = try await backend.state(at: try query.seq("at"), path: try query.pointer("path"))
+        return ["seq": JSONValue(seq: snapshot.seq), "value": snapshot.value]
+    }
+
+    /// One action and what it changed: the patch from the state before it to the state after.
+    func show(_ query: Query) async throws(UIError) -> JSONValue {
+        guard let seq = try query.seq("seq"), seq >= 1 else { throw .badRequest("show needs a seq from 1") }
+        guard let action = try await backend.history(from: seq, to: seq, limit: 1, types: nil).first else {
+            throw UIError(status: 404, code: RPCError.Code.seqOutOfRange, message: "there is no action at seq \(seq)")
+        }
+        let patch = try await backend.diff(from: seq - 1, to: seq, path: JSONPointer(tokens: []))
+        return ["action": action.wireJSON, "patch": patch.jsonValue]
+    }
+
+    func diff(_ query: Query) async throws(UIError) -> JSONValue {
+        guard let from = try query.seq("from"), let to = try query.seq("to") else { throw .badRequest("diff needs from and to") }
+        return ["patch": try await backend.diff(from: from, to: to, path: try query.pointer("path")).jsonValue]
+    }
+
+    /// The state without the skipped actions, and the patch from the real state to it.
+    func whatIf(_ body: JSONValue) async throws(UIError) -> JSONValue {
+        guard case .array(let list)? = body["skip"] else { throw .badRequest("whatif needs {\"skip\": [seq…]}") }
+        var skip = Set<UInt64>()
+        for item in list {
+            guard let seq = item.intValue.flatMap(UInt64.init(exactly:)), seq >= 1 else { throw .badRequest("skip holds seqs from 1, not \(item.jsonString)") }
+            skip.insert(seq)
+        }
+        var at = try Self.seq(body["at"], "at") ?? 0
+        if body["at"] == nil || body["at"]?.isNull == true { at = try await backend.latestSeq() }
+        let real = try await backend.state(at: at, path: JSONPointer(tokens: []))
+        let whatIf = try await backend.replay(at: at, skip: skip)
+        return [
+            "seq": JSONValue(seq: at), "value": whatIf.value, "patch": JSONPatch(from: real.value, to: whatIf.value).jsonValue,
+            "refused": .array(whatIf.refused.map { ["seq": JSONValue(seq: $0.seq), "reason": .string($0.reason)] }),
+        ]
+    }
+
+    func bisect(_ body: JSONValue) async throws(UIError) -> JSONValue {
+        guard case .string(let text)? = body["condition"] else { throw .badRequest("bisect needs {\"condition\": \"/path < 0\"}") }
+        let condition: JSONCondition
+        do {
+            condition = try JSONCondition(parsing: text)
+        } catch {
+            throw .badRequest("\(error)")
+        }
+        let answer = try await backend.bisect(condition, through: try Self.seq(body["through"], "through"))
+        return ["seq": answer.seq.map(JSONValue.init(seq:)) ?? .null, "latest": JSONValue(seq: answer.latest), "probes": .int(Int64(answer.probes))]
+    }
+
+    func dispatch(_ body: JSONValue) async throws(UIError) -> JSONValue {
+        guard case .string(let type)? = body["type"], !type.isEmpty else { throw .badRequest("dispatch needs {\"type\": …, \"payload\": …}") }
+        guard !type.hasPrefix("@") else { throw .badRequest("store actions such as @revert are dispatched with revert") }
+        try await requireDispatch()
+        return ["seq": JSONValue(seq: try await backend.dispatch(Action(type: type, payload: body["payload"] ?? .null)))]
+    }
+
+    /// Appends a `@revert` action: the state goes back to `to`, the history stays.
+    func revert(_ body: JSONValue) async throws(UIError) -> JSONValue {
+        guard let to = try Self.seq(body["to"], "to") else { throw .badRequest("revert needs {\"to\": seq}") }
+        try await requireDispatch()
+        return ["seq": JSONValue(seq: try await backend.dispatch(StoreAction.revert(to: to).action))]
+    }
+
+    /// The actions `from...to` as NDJSON, as `reel export` writes them.
+    func export(_ query: Query) async throws(UIError) -> [UInt8] {
+        let latest = try await backend.latestSeq()
+        var from = max(1, try query.seq("from") ?? 1)
+        let to = min(latest, try query.seq("to") ?? latest)
+        var bytes: [UInt8] = []
+        while from <= to {
+            let page = try await backend.history(from: from, to: to, limit: Self.maxRows, types: nil)
+            guard let last = page.last else { break }
+            for envelope in page {
+                envelope.writeWire(into: &bytes)
+                bytes.append(UInt8(ascii: "\n"))
+            }
+            from = last.seq + 1
+        }
+        return bytes
+    }
+
+    private func requireDispatch() async throws(UIError) {
+        guard backend.isLive else { throw .forbidden("offline: a data directory opened read-only takes no dispatches") }
+        guard await backend.mayDispatch() else { throw .forbidden("the daemon's access policy does not let this user dispatch") }
+    }
+
+    static func seq(_ value: JSONValue?, _ name: String) throws(UIError) -> UInt64? {
+        guard let value, !value.isNull else { return nil }
+        guard let seq = value.intValue.flatMap(UInt64.init(exactly:)) else { throw .badRequest("\(name) must be a seq, not \(value.jsonString)") }
+        return seq
+    }
+
+    static func ranges(of sorted: [UInt64]) -> [ClosedRange<UInt64>] {
+        var ranges: [ClosedRange<UInt64>] = []
+        for seq in sorted {
+            if let last = ranges.last, last.upperBound + 1 == seq {
+                ranges[ranges.count - 1] = last.lowerBound...seq
+            } else {
+                ranges.append(seq...seq)
+            }
+        }
+        return ranges
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+}
+
+/// A request's query parameters, read with clear errors.
+struct Query: Sendable {
+    let parameters: [String: String]
+
+    func text(_ name: String) -> String? { parameters[name] }
+
+    func seq(_ name: String) throws(UIError) -> UInt64? {
+        guard let text = parameters[name], !text.isEmpty else { return nil }
+        guard let seq = UInt64(text) else { throw .badRequest("\(name) must be a seq, not \(text)") }
+        return seq
+    }
+
+    func int(_ name: String) throws(UIError) -> Int? {
+        guard let text = parameters[name], !text.isEmpty else { return nil }
+        guard let value = Int(text) else { throw .badRequest("\(name) must be a whole number, not \(text)") }
+        return value
+    }
+
+    func uid(_ name: String) throws(UIError) -> UInt32? {
+        guard let text = parameters[name], !text.isEmpty else { return nil }
+        guard let value = UInt32(text) else { throw .badRequest("\(name) must be a uid, not \(text)") }
+        return value
+    }
+
+    func seqList(_ name: String) throws(UIError) -> [UInt64] {
+        guard let text = parameters[name], !text.isEmpty else { return [] }
+        var seqs: [UInt64] = []
+        for item in text.split(separator: ",") {
+            guard let seq = UInt64(item) else { throw .badRequest("\(name) holds seqs, not \(item)") }
+            seqs.append(seq)
+        }
+        return seqs
+    }
+
+    func pointer(_ name: String) throws(UIError) -> JSONPointer {
+        guard let text = parameters[name], !text.isEmpty else { return JSONPointer(tokens: []) }
+        do {
+            return try JSONPointer(text)
+        } catch {
+            throw .badRequest("\(name) is not a JSON Pointer: \(error)")
+        }
+    }
+}

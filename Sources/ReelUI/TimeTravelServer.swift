@@ -1,0 +1,177 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ReelJSON
+
+/// `reel ui`'s web server: the page and its JSON API (``TimeTravelAPI``) on 127.0.0.1, and a
+/// WebSocket that tells the page each new latest seq. Hummingbird serves HTTP and the WebSocket.
+///
+/// Every request needs the token: from the `token` query parameter (the URL `reel ui` prints),
+/// an `Authorization: Bearer` header, or the cookie set when the page was loaded with it. Without
+/// it the answer is 401, so other local users cannot read the store through the page; what the
+/// page can do is what the daemon's access policy lets the user who runs `reel ui` do.
+public struct TimeTravelServer: Sendable {
+    let backend: any TimeTravelBackend
+    let port: Int
+    let token: String
+    let assets: UIAssets
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - port: The port on 127.0.0.1; 0 picks a free one.
+    ///   - token: The secret every request must carry (``makeToken()``).
+    public init(backend: any TimeTravelBackend, port: Int, token: String, assets: UIAssets, logger: Logger) {
+        self.backend = backend
+        self.port = port
+        self.token = token
+        self.assets = assets
+        self.logger = logger
+    }
+
+    /// 32 random bytes as hex.
+    public static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// Serves until SIGINT or SIGTERM; `onListening` gets the page's URL (with the token) once
+    /// the server accepts connections.
+    public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.middlewares.add(TokenCheck(token: token))
+        routes(router)
+        let token = self.token
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "reel ui"),
+            onServerRunning: { channel in
+                onListening("http://127.0.0.1:\(channel.localAddress?.port ?? 0)/?token=\(token)")
+            },
+            logger: logger
+        )
+        try await app.runService()
+    }
+
+    private func routes(_ router: Router<BasicWebSocketRequestContext>) {
+        let api = TimeTravelAPI(backend: backend)
+        let assets = self.assets
+        router.get("/") { _, _ in assets.response(for: "index.html") }
+        router.get("/app.js") { _, _ in assets.response(for: "app.js") }
+        router.get("/app.css") { _, _ in assets.response(for: "app.css") }
+        router.get("/api/info") { _, _ in try await Self.json { () async throws(UIError) in try await api.info() } }
+        router.get("/api/history") { request, _ in try await Self.json { () async throws(UIError) in try await api.history(Self.query(request)) } }
+        router.get("/api/search") { request, _ in try await Self.json { () async throws(UIError) in try await api.search(Self.query(request)) } }
+        router.get("/api/actions") { request, _ in try await Self.json { () async throws(UIError) in try await api.actions(Self.query(request)) } }
+        router.get("/api/state") { request, _ in try await Self.json { () async throws(UIError) in try await api.state(Self.query(request)) } }
+        router.get("/api/show") { request, _ in try await Self.json { () async throws(UIError) in try await api.show(Self.query(request)) } }
+        router.get("/api/diff") { request, _ in try await Self.json { () async throws(UIError) in try await api.diff(Self.query(request)) } }
+        router.post("/api/whatif") { request, _ in
+            let body = try await Self.body(request)
+            return try await Self.json { () async throws(UIError) in try await api.whatIf(body) }
+        }
+        router.post("/api/bisect") { request, _ in
+            let body = try await Self.body(request)
+            return try await Self.json { () async throws(UIError) in try await api.bisect(body) }
+        }
+        router.post("/api/dispatch") { request, _ in
+            let body = try await Self.body(request)
+            return try await Self.json { () async throws(UIError) in try await api.dispatch(body) }
+        }
+        router.post("/api/revert") { request, _ in
+            let body = try await Self.body(request)
+            return try await Self.json { () async throws(UIError) in try await api.revert(body) }
+        }
+        router.get("/api/export") { request, _ in
+            let query = Self.query(request)
+            do {
+                let bytes = try await api.export(query)
+                let name = "reel-\(query.text("from") ?? "1")-\(query.text("to") ?? "latest").ndjson"
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "application/x-ndjson", .contentDisposition: "attachment; filename=\"\(name)\""],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+                )
+            } catch let error as UIError {
+                return Self.errorResponse(error)
+            }
+        }
+        let backend = self.backend
+        router.ws("/api/live") { _, _ in
+            .upgrade()
+        } onUpgrade: { _, outbound, _ in
+            // The latest seq now and after each change; the page reads what it needs.
+            for await seq in await backend.seqs() {
+                try await outbound.write(.text("{\"seq\":\(seq)}"))
+            }
+        }
+    }
+
+    private static func query(_ request: Request) -> Query {
+        var parameters: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters {
+            parameters[String(name)] = String(value)
+        }
+        return Query(parameters: parameters)
+    }
+
+    private static func body(_ request: Request) async throws -> JSONValue {
+        let buffer = try await request.body.collect(upTo: 8 << 20)
+        let bytes = Array(buffer.readableBytesView)
+        guard let value = try? JSONValue(parsing: bytes) else { return .null }
+        return value
+    }
+
+    private static func json(_ body: () async throws(UIError) -> JSONValue) async throws -> Response {
+        do {
+            return jsonResponse(.ok, try await body())
+        } catch {
+            return errorResponse(error)
+        }
+    }
+
+    static func errorResponse(_ error: UIError) -> Response {
+        jsonResponse(HTTPResponse.Status(code: error.status), error.jsonValue)
+    }
+
+    private static func jsonResponse(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized()))
+        )
+    }
+}
+
+/// Refuses every request without the token (401), and gives the browser a cookie with it when
+/// the page is loaded with `?token=`, so the page's own requests carry it.
+struct TokenCheck<Context: RequestContext>: RouterMiddleware {
+    static var cookieName: String { "reel_ui_token" }
+    let token: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let fromQuery = request.uri.queryParameters.get("token")
+        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        let fromCookie = request.cookies[Self.cookieName]?.value
+        guard let given = fromQuery ?? bearer ?? fromCookie, Self.equal(given, token) else {
+            return Response(
+                status: .unauthorized, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "401: open the URL that `reel ui` printed (it carries the token)\n"))
+            )
+        }
+        var response = try await next(request, context)
+        if fromQuery != nil {
+            response.setCookie(Cookie(name: Self.cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
+        }
+        return response
+    }
+
+    /// Compares in time that does not depend on where the strings differ.
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}

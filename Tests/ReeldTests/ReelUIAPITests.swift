@@ -1,0 +1,130 @@
+import Foundation
+import ReelJSON
+import ReelTestSupport
+import Testing
+
+/// `reel ui`'s server, live against a real daemon and offline on its data directory: the token,
+/// and every API answer checked against what the `reel` command for the same question prints.
+/// (ReelUIBrowserTests drives the page itself in Chromium.)
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ReelUIAPITests {
+    /// A running `reel ui` and the URL it printed.
+    struct Page {
+        let program: RunningProgram
+        let port: Int
+        let token: String
+
+        static func start(_ arguments: [String]) async throws -> Page {
+            let program = try RunningProgram("reel", ["ui", "--no-browser"] + arguments)
+            try await program.waitForLines(1)
+            let url = try #require(program.printed.split(separator: "\n").first.map(String.init), "reel ui printed nothing")
+            let pattern = #/^http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{64})$/#
+            let match = try #require(try pattern.wholeMatch(in: url), "not the page's URL: \(url)")
+            return Page(program: program, port: Int(match.1)!, token: String(match.2))
+        }
+
+        func get(_ path: String, token: Bool = true) throws -> HTTPGet.Response {
+            try HTTPGet.request(.tcp(port: port), path: path, headers: token ? ["Authorization": "Bearer \(self.token)"] : [:])
+        }
+
+        func json(_ path: String) throws -> JSONValue {
+            let response = try get(path)
+            #expect(response.status == 200, "\(path): \(response.status) \(response.body)")
+            return try JSONValue(parsing: response.body)
+        }
+
+        func post(_ path: String, _ body: JSONValue) throws -> (status: Int, json: JSONValue) {
+            let response = try HTTPGet.request(
+                .tcp(port: port), path: path, method: "POST", headers: ["Authorization": "Bearer \(token)"], body: body.jsonString
+            )
+            return (response.status, try JSONValue(parsing: response.body))
+        }
+
+        func stop() async throws {
+            program.signal(SIGINT)
+            let result = try await program.finish()
+            #expect(result.status == 0, "reel ui ended with \(result.status): \(result.errors)")
+        }
+    }
+
+    static func reelJSON(_ arguments: [String]) async throws -> JSONValue {
+        let result = try await runProgram("reel", arguments + ["--json"])
+        #expect(result.status == 0 || result.status == 1, "\(arguments): \(result.errors)")
+        return try JSONValue(parsing: result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func liveAndOfflineTheAPIAnswersAsReelDoes() async throws {
+        let dir = try TemporaryDirectory()
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        try await daemon.start()
+        let socket = ["--socket", daemon.socketPath]
+        for (type, payload) in [
+            ("set", #"{"path":"/character","value":{"hp":10,"name":"Ada"}}"#), ("increment", #"{"path":"/character/hp","by":-4}"#),
+            ("set", #"{"path":"/items","value":["sword"]}"#), ("increment", #"{"path":"/character/hp","by":-9}"#),
+        ] {
+            #expect(try await runProgram("reel", ["dispatch", type, payload] + socket).status == 0)
+        }
+        let page = try await Page.start(socket)
+
+        // The token: nothing without it, the cookie once the page is loaded with it.
+        #expect(try page.get("/api/info", token: false).status == 401)
+        #expect(try page.get("/", token: false).status == 401)
+        #expect(try page.get("/api/state?token=\(String(repeating: "0", count: 64))", token: false).status == 401)
+        let index = try page.get("/?token=\(page.token)", token: false)
+        #expect(index.status == 200 && index.body.contains("app.js"))
+        let cookie = try #require(index.headers["set-cookie"])
+        #expect(cookie.contains("reel_ui_token=\(page.token)") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        let script = try HTTPGet.request(.tcp(port: page.port), path: "/app.js", headers: ["Cookie": "reel_ui_token=\(page.token)"])
+        #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
+
+        let info = try page.json("/api/info")
+        #expect(info["live"] == true && info["seq"] == 4 && info["reducer"] == "reel.json@1" && info["canDispatch"] == true)
+
+        // State at a seq, what an action changed, a diff, what-if, bisect: as the commands say.
+        let state = try page.json("/api/state?at=2")
+        #expect(state["value"] == (try await Self.reelJSON(["get", "--at", "2"] + socket))["value"])
+        #expect(try page.json("/api/state?at=2&path=/character/hp")["value"] == 6)
+        #expect(try page.get("/api/state?path=/nothing").status == 404)
+        let shown = try page.json("/api/show?seq=4")
+        let show = try await Self.reelJSON(["show", "4"] + socket)
+        #expect(shown["patch"] == show["patch"] && shown["action"]?["type"] == "increment", "\(shown) vs \(show)")
+        #expect(try page.json("/api/diff?from=1&to=4")["patch"] == (try await Self.reelJSON(["diff", "1", "4"] + socket))["patch"])
+        let whatIf = try page.post("/api/whatif", ["skip": [2]])
+        #expect(whatIf.status == 200)
+        #expect(whatIf.json["value"] == (try await Self.reelJSON(["replay", "--skip", "2"] + socket))["value"])
+        #expect(whatIf.json["patch"] == [["op": "replace", "path": "/character/hp", "value": 1]])
+        let bisect = try page.post("/api/bisect", ["condition": "/character/hp < 0"])
+        #expect(bisect.json["seq"] == (try await Self.reelJSON(["bisect", "/character/hp < 0"] + socket))["seq"])
+        #expect(bisect.json["seq"] == 4)
+        #expect(try page.post("/api/bisect", ["condition": "/character/hp <"]).status == 400)
+
+        // The log: pages, search, rows by seq, export.
+        let history = try page.json("/api/history?from=2&limit=2")
+        #expect(history["actions"]?.arrayValue?.map { $0["seq"] } == [2, 3] && history["latest"] == 4)
+        #expect(try page.json("/api/search?type=increment")["seqs"] == [2, 4])
+        #expect(try page.json("/api/search?text=sword")["seqs"] == [3])
+        #expect(try page.json("/api/actions?seqs=4,1")["actions"]?.arrayValue?.map { $0["seq"] } == [4, 1])
+        let exported = try page.get("/api/export?from=2&to=3")
+        #expect(exported.headers["content-disposition"]?.contains("reel-2-3.ndjson") == true)
+        #expect(exported.body == (try await runProgram("reel", ["export", "--from", "2", "--to", "3"] + socket)).output)
+
+        // Live: a dispatch and a revert from the page, as a user would.
+        let dispatched = try page.post("/api/dispatch", ["type": "set", "payload": ["path": "/gold", "value": 5]])
+        #expect(dispatched.status == 200 && dispatched.json["seq"] == 5)
+        let reverted = try page.post("/api/revert", ["to": 3])
+        #expect(reverted.json["seq"] == 6)
+        #expect((try await Self.reelJSON(["get", "/character/hp"] + socket))["value"] == 6)
+        #expect(try page.post("/api/dispatch", ["type": "nope", "payload": [:]]).json["error"]?["code"] == 1002)
+        try await page.stop()
+        #expect(try await daemon.stop() == 0)
+
+        // Offline on the same data: the same answers, and no dispatch.
+        let offline = try await Page.start(["--data-dir", dir.sub("data")])
+        let offlineInfo = try offline.json("/api/info")
+        #expect(offlineInfo["live"] == false && offlineInfo["seq"] == 6 && offlineInfo["canDispatch"] == false)
+        #expect(try offline.json("/api/state?at=2")["value"] == state["value"])
+        #expect(try offline.json("/api/show?seq=4")["patch"] == shown["patch"])
+        let refused = try offline.post("/api/dispatch", ["type": "set", "payload": ["path": "/x", "value": 1]])
+        #expect(refused.status == 403)
+        try await offline.stop()
+    }
+}
