@@ -164,6 +164,33 @@ def live_checks(driver, bin_dir, socket, url, shots):
     wait(driver, "seq %d in the live log" % new_seq,
          lambda d: d.find_elements(By.CSS_SELECTOR, '#log .log-row[data-seq="%d"]' % new_seq), timeout=15)
 
+    # Filtering by type: the count and the rows are those of the increments.
+    box = driver.find_element(By.ID, "filter-type")
+    box.send_keys("increment")
+    wait(driver, "the filtered count", lambda d: d.find_element(By.ID, "log-count").text.startswith("2 of"))
+    seqs = [row.get_attribute("data-seq") for row in driver.find_elements(By.CSS_SELECTOR, "#log .log-row")]
+    check(seqs == ["2", "4"], "filtered rows: %s" % seqs)
+    # (Typed away, as a person would: clear() fires no input event.)
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.DELETE)
+    wait(driver, "the unfiltered log", lambda d: "of" not in d.find_element(By.ID, "log-count").text)
+
+    # A dispatch from the page's form, then a revert after its confirmation.
+    driver.find_element(By.ID, "dispatch-type").send_keys("set")
+    driver.find_element(By.ID, "dispatch-payload").send_keys('{"path":"/quest","value":"dragon"}')
+    driver.find_element(By.ID, "dispatch-submit").click()
+    formed = new_seq + 1
+    wait(driver, "the dispatch's answer", lambda d: "acknowledged as seq %d" % formed in d.find_element(By.ID, "dispatch-result").text)
+    check(reel(bin_dir, "get", "/quest", *source)["value"] == "dragon", "the page's dispatch reached the daemon")
+    go_to_seq(driver, 2)
+    driver.find_element(By.ID, "revert-button").click()
+    wait(driver, "the revert confirmation", lambda d: d.find_element(By.ID, "revert-dialog").is_displayed())
+    check("@revert" in driver.find_element(By.ID, "revert-dialog").text, "the confirmation says a @revert action is appended")
+    driver.find_element(By.ID, "revert-confirm").click()
+    wait(driver, "the revert's answer", lambda d: "acknowledged as seq %d" % (formed + 1) in d.find_element(By.ID, "dispatch-result").text)
+    expected = reel(bin_dir, "get", "--at", "2", *source)["value"]
+    check(reel(bin_dir, "get", *source)["value"] == expected, "after the revert the state is the state at 2")
+
     # Dark theme, by the keyboard.
     driver.find_element(By.TAG_NAME, "body").send_keys("t")
     wait(driver, "the dark theme", lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("data-theme") in ("dark", "light"))
