@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ReelJSON
+import ServiceLifecycle
 
 /// `reel ui`'s web server: the page and its JSON API (``TimeTravelAPI``) on 127.0.0.1, and a
 /// WebSocket that tells the page each new latest seq. Hummingbird serves HTTP and the WebSocket.
@@ -101,10 +102,22 @@ public struct TimeTravelServer: Sendable {
         let backend = self.backend
         router.ws("/api/live") { _, _ in
             .upgrade()
-        } onUpgrade: { _, outbound, _ in
-            // The latest seq now and after each change; the page reads what it needs.
-            for await seq in await backend.seqs() {
-                try await outbound.write(.text("{\"seq\":\(seq)}"))
+        } onUpgrade: { inbound, outbound, _ in
+            // The latest seq now and after each change; the page reads what it needs. Ends when
+            // the page goes (its side of the socket closes) or the server shuts down.
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await _ in inbound {}
+                    }
+                    group.addTask {
+                        for await seq in await backend.seqs() {
+                            try await outbound.write(.text("{\"seq\":\(seq)}"))
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
             }
         }
     }

@@ -55,10 +55,12 @@ def start_ui(bin_dir, source):
 
 
 def stop(process):
+    """Ctrl-C: reel ui must end by itself, promptly and with status 0."""
     process.send_signal(signal.SIGINT)
     try:
-        process.wait(timeout=15)
+        check(process.wait(timeout=10) == 0, "reel ui ended with %s after Ctrl-C" % process.returncode)
     except subprocess.TimeoutExpired:
+        check(False, "reel ui did not end within 10 s of Ctrl-C")
         process.kill()
 
 
