@@ -43,10 +43,15 @@ public struct TimeTravelServer: Sendable {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.middlewares.add(TokenCheck(token: token))
         routes(router)
+        // The WebSocket's own router checks the token before upgrading. A refused upgrade gets
+        // hummingbird-websocket's answer to every upgrade it does not make, 400 and nothing else
+        // (not 401: the library writes that answer itself).
+        let liveRouter = Router(context: BasicWebSocketRequestContext.self)
+        liveRoute(liveRouter)
         let token = self.token
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: .http1WebSocketUpgrade(webSocketRouter: liveRouter),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "reel ui"),
             onServerRunning: { channel in
                 onListening("http://127.0.0.1:\(channel.localAddress?.port ?? 0)/?token=\(token)")
@@ -99,9 +104,13 @@ public struct TimeTravelServer: Sendable {
                 return Self.errorResponse(error)
             }
         }
+    }
+
+    private func liveRoute(_ router: Router<BasicWebSocketRequestContext>) {
         let backend = self.backend
-        router.ws("/api/live") { _, _ in
-            .upgrade()
+        let token = self.token
+        router.ws("/api/live") { request, _ in
+            TokenCheck<BasicWebSocketRequestContext>.carries(request, token: token) ? .upgrade() : .dontUpgrade
         } onUpgrade: { inbound, outbound, _ in
             // The latest seq now and after each change; the page reads what it needs. Ends when
             // the page goes (its side of the socket closes) or the server shuts down.
@@ -165,20 +174,26 @@ struct TokenCheck<Context: RequestContext>: RouterMiddleware {
     let token: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let fromQuery = request.uri.queryParameters.get("token")
-        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        let fromCookie = request.cookies[Self.cookieName]?.value
-        guard let given = fromQuery ?? bearer ?? fromCookie, Self.equal(given, token) else {
+        guard Self.carries(request, token: token) else {
             return Response(
                 status: .unauthorized, headers: [.contentType: "text/plain; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "401: open the URL that `reel ui` printed (it carries the token)\n"))
             )
         }
         var response = try await next(request, context)
-        if fromQuery != nil {
+        if request.uri.queryParameters.get("token") != nil {
             response.setCookie(Cookie(name: Self.cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
         }
         return response
+    }
+
+    /// Whether the request carries the token: as the `token` query parameter, a bearer token or the cookie.
+    static func carries(_ request: Request, token: String) -> Bool {
+        let fromQuery = request.uri.queryParameters.get("token")
+        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        let fromCookie = request.cookies[cookieName]?.value
+        guard let given = fromQuery ?? bearer ?? fromCookie else { return false }
+        return equal(given, token)
     }
 
     /// Compares in time that does not depend on where the strings differ.

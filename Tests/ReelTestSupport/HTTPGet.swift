@@ -17,11 +17,12 @@ public enum HTTPGet {
     /// Sends `method path` with `Connection: close` (and `headers`, and `body` with its length)
     /// and reads the whole answer.
     public static func request(
-        _ address: Address, path: String = "/metrics", method: String = "GET", headers: [String: String] = [:], body: String? = nil
+        _ address: Address, path: String = "/metrics", method: String = "GET", headers: [String: String] = [:], body: String? = nil,
+        readHeadOnly: Bool = false
     ) throws -> Response {
         let descriptor = try RawSocket.connect(address)
         defer { close(descriptor) }
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (headers["Connection"] == nil ? "Connection: close\r\n" : "")
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if let body { request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
         request += "\r\n" + (body ?? "")
@@ -32,6 +33,8 @@ public enum HTTPGet {
             let count = read(descriptor, &buffer, buffer.count)
             guard count > 0 else { break }
             received += buffer[0..<count]
+            // An upgraded connection stays open: its head is all there is to read.
+            if readHeadOnly, String(decoding: received, as: UTF8.self).contains("\r\n\r\n") { break }
         }
         let text = String(decoding: received, as: UTF8.self)
         guard let split = text.range(of: "\r\n\r\n") else { throw SpawnError("no HTTP answer: \(text)") }

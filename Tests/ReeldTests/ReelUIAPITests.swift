@@ -76,6 +76,13 @@ import Testing
         let script = try HTTPGet.request(.tcp(port: page.port), path: "/app.js", headers: ["Cookie": "reel_ui_token=\(page.token)"])
         #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
 
+        // The WebSocket too: its upgrade needs the token like any request. (Refused, the answer is
+        // hummingbird-websocket's to any upgrade it does not make: 400, with nothing else.)
+        let upgrade = ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="]
+        let refusedUpgrade = try HTTPGet.request(.tcp(port: page.port), path: "/api/live", headers: upgrade, readHeadOnly: true)
+        #expect(refusedUpgrade.status == 400 && refusedUpgrade.body.isEmpty, "upgrade without the token: \(refusedUpgrade.status)")
+        #expect(try HTTPGet.request(.tcp(port: page.port), path: "/api/live?token=\(page.token)", headers: upgrade, readHeadOnly: true).status == 101)
+
         let info = try page.json("/api/info")
         #expect(info["live"] == true && info["seq"] == 4 && info["reducer"] == "reel.json@1" && info["canDispatch"] == true)
 
