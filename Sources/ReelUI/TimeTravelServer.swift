@@ -58,7 +58,11 @@ public struct TimeTravelServer: Sendable {
             },
             logger: logger
         )
-        try await app.runService()
+        let configuration = ServiceGroupConfiguration(
+            services: [.init(service: app), .init(service: ShutdownDeadline(grace: .seconds(1)))],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+        )
+        try await ServiceGroup(configuration: configuration).run()
     }
 
     private func routes(_ router: Router<BasicWebSocketRequestContext>) {
@@ -201,5 +205,21 @@ struct TokenCheck<Context: RequestContext>: RouterMiddleware {
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }
         return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
+
+/// Ends the process if the server has not stopped `grace` after Ctrl-C. The server waits for its
+/// connections to finish, and a browser holds some open on which it has sent nothing (Chromium
+/// opens them ahead of need) and which neither the graceful shutdown nor cancellation closes:
+/// Ctrl-C must stop `reel ui` all the same. Nothing is lost: the page only reads, or dispatches
+/// through the daemon, which has answered every request the page saw answered.
+struct ShutdownDeadline: Service {
+    let grace: Duration
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try? await Task.sleep(for: grace)
+        guard !Task.isCancelled else { return }
+        exit(0)
     }
 }

@@ -121,7 +121,13 @@ import Testing
         #expect(reverted.json["seq"] == 6)
         #expect((try await Self.reelJSON(["get", "/character/hp"] + socket))["value"] == 6)
         #expect(try page.post("/api/dispatch", ["type": "nope", "payload": [:]]).json["error"]?["code"] == 1002)
+        // Ctrl-C ends it promptly even with a connection open on which nothing was sent, as
+        // browsers keep (it held reel ui forever before ShutdownDeadline).
+        let idle = try RawSocket.connect(.tcp(port: page.port))
+        defer { close(idle) }
+        let stopping = ContinuousClock.now
         try await page.stop()
+        #expect(ContinuousClock.now - stopping < .seconds(5))
         #expect(try await daemon.stop() == 0)
 
         // Offline on the same data: the same answers, and no dispatch.

@@ -54,13 +54,27 @@ def start_ui(bin_dir, source):
     return process, url
 
 
-def stop(process):
+def thread_states(pid):
+    """What each thread of a process waits in, as the kernel says: the clue when it does not end."""
+    lines = []
+    for task in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+        def read(name):
+            try:
+                with open("/proc/%d/task/%s/%s" % (pid, task, name)) as handle:
+                    return handle.read().strip()
+            except OSError:
+                return "?"
+        lines.append("  %s %s waits in %s" % (task, read("comm"), read("wchan")))
+    return "\n".join(lines)
+
+
+def stop(process, what):
     """Ctrl-C: reel ui must end by itself, promptly and with status 0."""
     process.send_signal(signal.SIGINT)
     try:
-        check(process.wait(timeout=10) == 0, "reel ui ended with %s after Ctrl-C" % process.returncode)
+        check(process.wait(timeout=10) == 0, "%s ended with %s after Ctrl-C" % (what, process.returncode))
     except subprocess.TimeoutExpired:
-        check(False, "reel ui did not end within 10 s of Ctrl-C")
+        check(False, "%s did not end within 10 s of Ctrl-C; its threads:\n%s" % (what, thread_states(process.pid)))
         process.kill()
 
 
@@ -260,7 +274,7 @@ def main():
         # offline page's console afresh.
         driver.get("about:blank")
         driver.get_log("browser")
-        stop(ui)
+        stop(ui, "the live reel ui")
         offline, offline_url = start_ui(bin_dir, ["--data-dir", data])
         processes.append(offline)
         offline_checks(driver, bin_dir, data, offline_url, arguments.screenshots)
@@ -269,7 +283,7 @@ def main():
             driver.quit()
         for process in processes:
             if process.poll() is None:
-                stop(process)
+                stop(process, "reel ui (%s)" % " ".join(process.args[2:]))
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=20)
         shutil.rmtree(work, ignore_errors=True)
