@@ -69,8 +69,9 @@ public struct TimeTravelServer: Sendable {
         let api = TimeTravelAPI(backend: backend)
         let assets = self.assets
         router.get("/") { _, _ in assets.response(for: "index.html") }
-        router.get("/app.js") { _, _ in assets.response(for: "app.js") }
-        router.get("/app.css") { _, _ in assets.response(for: "app.css") }
+        for name in assets.servedNames {
+            router.get(RouterPath("/\(name)")) { _, _ in assets.response(for: name) }
+        }
         router.get("/api/info") { _, _ in try await Self.json { () async throws(UIError) in try await api.info() } }
         router.get("/api/history") { request, _ in try await Self.json { () async throws(UIError) in try await api.history(Self.query(request)) } }
         router.get("/api/search") { request, _ in try await Self.json { () async throws(UIError) in try await api.search(Self.query(request)) } }

@@ -12,7 +12,10 @@ public struct UIAssets: Sendable {
     /// Where they were read from.
     public let directory: String
 
-    static let names = ["index.html", "app.js", "app.css"]
+    /// The files the page cannot do without; every other `.js`, `.css` or `.html` file beside them
+    /// is served too (the page's scripts are several files).
+    static let names = ["index.html", "app.css"]
+    static let servedExtensions: Set<String> = ["html", "js", "css"]
 
     /// Reads the files; `nil` when none of the places holds them.
     public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> UIAssets? {
@@ -25,15 +28,20 @@ public struct UIAssets: Sendable {
         candidates.append(executable.appendingPathComponent("Reel_ReelUI.resources/Resources"))
         candidates.append(executable.appendingPathComponent("../share/reel/ui").standardizedFileURL)
         for directory in candidates {
+            guard let listing = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
             var files: [String: [UInt8]] = [:]
-            for name in names {
-                guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else { break }
-                files[name] = Array(data)
+            for name in listing where servedExtensions.contains(String(name.split(separator: ".").last ?? "")) {
+                if let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) {
+                    files[name] = Array(data)
+                }
             }
-            if files.count == names.count { return UIAssets(files: files, directory: directory.path) }
+            if names.allSatisfy({ files[$0] != nil }) { return UIAssets(files: files, directory: directory.path) }
         }
         return nil
     }
+
+    /// The file names served, besides `/` (index.html).
+    var servedNames: [String] { files.keys.sorted() }
 
     func response(for name: String) -> Response {
         guard let bytes = files[name] else {

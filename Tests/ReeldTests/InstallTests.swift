@@ -23,7 +23,7 @@ import Testing
             "lib/sysusers.d/reel.conf", "lib/tmpfiles.d/reel.conf", "etc/reel/reeld.yaml", "share/doc/reel/reeld.example.yaml",
             "share/bash-completion/completions/reel", "share/bash-completion/completions/reeld",
             "share/zsh/site-functions/_reel", "share/fish/vendor_completions.d/reeld.fish",
-            "share/reel/ui/index.html", "share/reel/ui/app.js", "share/reel/ui/app.css",
+            "share/reel/ui/index.html", "share/reel/ui/main.js", "share/reel/ui/log.js", "share/reel/ui/app.css",
         ] {
             #expect(FileManager.default.fileExists(atPath: "\(prefix)/\(file)"), "\(file) was not installed")
         }
@@ -73,7 +73,7 @@ import Testing
         let port = try #require(url.firstMatch(of: #/127\.0\.0\.1:(\d+)/#).map { Int($0.1)! }, "reel ui printed \(ui.printed)")
         let token = url.split(separator: "=").last.map(String.init) ?? ""
         let page = try HTTPGet.request(.tcp(port: port), path: "/", headers: ["Authorization": "Bearer \(token)"])
-        #expect(page.status == 200 && page.body.contains("app.js"))
+        #expect(page.status == 200 && page.body.contains("main.js"))
         ui.signal(SIGINT)
         _ = try await ui.finish()
         #expect(try await daemon.stop() == 0)

@@ -70,10 +70,10 @@ import Testing
         #expect(try page.get("/", token: false).status == 401)
         #expect(try page.get("/api/state?token=\(String(repeating: "0", count: 64))", token: false).status == 401)
         let index = try page.get("/?token=\(page.token)", token: false)
-        #expect(index.status == 200 && index.body.contains("app.js"))
+        #expect(index.status == 200 && index.body.contains("main.js"))
         let cookie = try #require(index.headers["set-cookie"])
         #expect(cookie.contains("reel_ui_token=\(page.token)") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
-        let script = try HTTPGet.request(.tcp(port: page.port), path: "/app.js", headers: ["Cookie": "reel_ui_token=\(page.token)"])
+        let script = try HTTPGet.request(.tcp(port: page.port), path: "/main.js", headers: ["Cookie": "reel_ui_token=\(page.token)"])
         #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
 
         // The WebSocket too: its upgrade needs the token like any request. (Refused, the answer is

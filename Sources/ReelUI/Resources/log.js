@@ -1,0 +1,331 @@
+/*
+ * reel ui — the virtual action log: only the visible rows are in the DOM (their elements pooled
+ * and reused), the envelopes are fetched a page at a time and cached, and the filters turn the
+ * log into the list of matching seqs (/api/search) it then virtualizes over.
+ */
+
+import { $, el, debounce, clamp, fmtInt, plural, compactJSON, hhmmss } from './util.js';
+import { api, reportError } from './api.js';
+import { S, rowCount, seqAt, lowerIndex } from './state.js';
+import { onLatest } from './travel.js';
+
+const ROW_H = 28;                   // px; must equal --row-h in app.css
+const OVERSCAN = 8;                 // rows rendered above and below the viewport
+const PREFETCH = 40;                // rows fetched beyond the rendered ones
+const PAGE = 200;                   // rows per /api/history request (unfiltered log)
+const MAX_SEQS_PER_REQUEST = 1000;  // the API's limit for /api/actions
+// Browsers cap an element's height (~33M px in Chrome, less in Firefox): past this, the spacer
+// is scaled and scrollTop maps to a row index proportionally.
+const MAX_SPACER_PX = 15000000;
+const CACHE_MAX = 20000;            // envelopes kept; beyond, the farthest ones are dropped
+const CACHE_KEEP = 15000;           // ... down to this many, so eviction is not run every page
+const FETCH_DEBOUNCE_MS = 60;
+const FILTER_DEBOUNCE_MS = 250;
+
+const filterType = $('filter-type');
+const filterPeer = $('filter-peer');
+const filterText = $('filter-text');
+const logCount = $('log-count');
+const logEl = $('log');
+const spacerEl = $('log-spacer');
+const rowsEl = $('log-rows');
+const logEmpty = $('log-empty');
+
+const rowEls = new Map();          // seq -> the row element currently in the DOM
+// Rows scrolled out of sight, kept for reuse: a fast fling replaces dozens of rows a frame,
+// and refilling an element is cheaper than building one (measured with Tools/ui-bench).
+const rowPool = [];
+const pagesInFlight = new Set();   // history pages being fetched
+const seqsInFlight = new Set();    // filtered seqs being fetched
+let renderQueued = false;
+
+/** The spacer's height and the virtual-pixels-per-scroll-pixel ratio (1 unless scaled). */
+function geometry() {
+  const total = rowCount() * ROW_H;
+  const viewH = logEl.clientHeight;
+  if (total <= MAX_SPACER_PX || viewH >= MAX_SPACER_PX) return { total, spacerH: total, ratio: 1, viewH };
+  return { total, spacerH: MAX_SPACER_PX, ratio: (total - viewH) / (MAX_SPACER_PX - viewH), viewH };
+}
+
+/** Rows [first, last] covering the viewport plus `extra` rows each side, and the virtual top. */
+function visibleRange(extra) {
+  const g = geometry();
+  const vTop = logEl.scrollTop * g.ratio;
+  const first = Math.max(0, Math.floor(vTop / ROW_H) - extra);
+  const last = Math.min(rowCount() - 1, Math.ceil((vTop + g.viewH) / ROW_H) + extra);
+  return { first, last, vTop };
+}
+
+/** Keeps the spacer's height in step with the row count (synchronously: scrolling to a row
+ *  right after the count grew needs the new height, or scrollTop would be clamped). */
+function syncSpacer() {
+  const height = `${geometry().spacerH}px`;
+  if (spacerEl.style.height !== height) spacerEl.style.height = height;
+}
+
+function updateCount() {
+  logCount.textContent = S.view
+    ? `${fmtInt(S.view.length)} of ${fmtInt(S.latest)}`
+    : plural(S.latest, 'action');
+}
+
+/** After the row count changed: spacer, count, empty message, render, fetch. */
+export function updateLog() {
+  syncSpacer();
+  updateCount();
+  logEmpty.hidden = rowCount() > 0;
+  logEmpty.textContent = S.view ? 'No action matches the filters.' : 'No action yet.';
+  scheduleRender();
+  scheduleFetch();
+}
+
+export function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(renderLog);
+}
+
+/** Renders only the visible rows (plus overscan), reusing the elements of rows that stay
+ *  visible so they keep their identity (and a ticked checkbox its focus). */
+function renderLog() {
+  renderQueued = false;
+  syncSpacer();
+  const { first, last, vTop } = visibleRange(OVERSCAN);
+  const scrollTop = logEl.scrollTop;
+  const wanted = new Set();
+  for (let i = first; i <= last; i++) wanted.add(seqAt(i));
+  for (const [seq, row] of rowEls) {
+    if (!wanted.has(seq)) { row.remove(); rowEls.delete(seq); rowPool.push(row); }
+  }
+  // Place rows in index order so the DOM order matches what is seen.
+  let cursor = rowsEl.firstChild;
+  for (let i = first; i <= last; i++) {
+    const seq = seqAt(i);
+    let row = rowEls.get(seq);
+    if (!row) { row = createRow(seq); rowEls.set(seq, row); }
+    // Position in the spacer's coordinates; when scaled, relative to the real scrollTop.
+    row.style.top = `${scrollTop + i * ROW_H - vTop}px`;
+    decorateRow(row, seq);
+    if (row === cursor) cursor = cursor.nextSibling;
+    else rowsEl.insertBefore(row, cursor);
+  }
+  updateActiveDescendant();
+}
+
+function createRow(seq) {
+  const reused = rowPool.pop();
+  if (reused) {
+    reused.className = 'log-row loading';
+    reused.dataset.seq = String(seq);
+    reused.id = `row-${seq}`;
+    reused.title = '';
+    const [box, seqEl, typeEl, payloadEl, timeEl, peerEl] = reused.children;
+    box.setAttribute('aria-label', `What-if: skip seq ${seq}`);
+    seqEl.textContent = String(seq);
+    typeEl.textContent = payloadEl.textContent = timeEl.textContent = peerEl.textContent = '';
+    return reused;
+  }
+  const row = el('div', 'log-row loading');
+  row.dataset.seq = String(seq);
+  row.id = `row-${seq}`;
+  row.setAttribute('role', 'option');
+  const box = el('input', 'whatif-toggle');
+  box.type = 'checkbox';
+  box.tabIndex = -1; // the log itself is the tab stop; Space toggles the selected row
+  box.title = 'What-if: replay without this action';
+  box.setAttribute('aria-label', `What-if: skip seq ${seq}`);
+  row.append(box, el('span', 'c-seq', seq), el('span', 'c-type'), el('span', 'c-payload'),
+    el('span', 'c-time'), el('span', 'c-peer'));
+  return row;
+}
+
+function fillRow(row, env) {
+  const [, , typeEl, payloadEl, timeEl, peerEl] = row.children;
+  const peer = env.peer && typeof env.peer === 'object' ? env.peer : null;
+  typeEl.textContent = env.type === undefined ? '' : String(env.type);
+  payloadEl.textContent = compactJSON(env.payload, 160);
+  timeEl.textContent = hhmmss(env.time);
+  peerEl.textContent = peer && peer.uid !== undefined ? String(peer.uid) : '';
+  row.title = `seq ${env.seq} · ${env.type} · ${env.time || ''}` +
+    (peer ? ` · uid ${peer.uid} gid ${peer.gid} pid ${peer.pid}` : '');
+  row.classList.remove('loading');
+  row.classList.toggle('store-action', typeof env.type === 'string' && env.type.startsWith('@'));
+}
+
+/** Selection, marks and skips, re-applied on every render (they live in S, not the DOM). */
+function decorateRow(row, seq) {
+  const selected = seq === S.current;
+  const skipped = S.skipped.has(seq);
+  row.classList.toggle('selected', selected);
+  row.setAttribute('aria-selected', String(selected));
+  row.classList.toggle('skipped', skipped);
+  row.classList.toggle('mark-a', seq === S.markA);
+  row.classList.toggle('mark-b', seq === S.markB);
+  const box = row.firstChild;
+  if (box.checked !== skipped) box.checked = skipped;
+  if (row.classList.contains('loading')) {
+    const env = S.cache.get(seq);
+    if (env) fillRow(row, env);
+  }
+}
+
+export function refreshRows() {
+  for (const [seq, row] of rowEls) decorateRow(row, seq);
+  updateActiveDescendant();
+}
+
+function updateActiveDescendant() {
+  if (rowEls.has(S.current)) logEl.setAttribute('aria-activedescendant', `row-${S.current}`);
+  else logEl.removeAttribute('aria-activedescendant');
+}
+
+function resetRows() {
+  for (const row of rowEls.values()) { row.remove(); rowPool.push(row); }
+  rowEls.clear();
+}
+
+/** Scrolls as little as needed to show row `index`. */
+function scrollToIndex(index) {
+  const n = rowCount();
+  if (n === 0) return;
+  index = clamp(index, 0, n - 1);
+  const g = geometry();
+  const vTop = logEl.scrollTop * g.ratio;
+  const rowTop = index * ROW_H;
+  let target;
+  if (rowTop < vTop) target = rowTop;
+  else if (rowTop + ROW_H > vTop + g.viewH) target = rowTop + ROW_H - g.viewH;
+  else return;
+  logEl.scrollTop = target / g.ratio;
+  scheduleRender();
+  scheduleFetch();
+}
+
+export function scrollToSeq(seq) {
+  scrollToIndex(lowerIndex(seq));
+}
+
+export function scrollToEnd() {
+  syncSpacer();
+  logEl.scrollTop = logEl.scrollHeight;
+  scheduleRender();
+  scheduleFetch();
+}
+
+// --- Fetching rows: debounced, only what is (nearly) visible, never twice at once ---
+
+export const scheduleFetch = debounce(fetchVisible, FETCH_DEBOUNCE_MS, 300);
+
+function fetchVisible() {
+  if (rowCount() === 0) return;
+  const { first, last } = visibleRange(OVERSCAN + PREFETCH);
+  if (!S.view) {
+    const pages = new Set();
+    for (let i = first; i <= last; i++) {
+      if (!S.cache.has(i + 1)) pages.add(Math.floor(i / PAGE));
+    }
+    for (const page of pages) {
+      if (!pagesInFlight.has(page)) void fetchPage(page);
+    }
+  } else {
+    const missing = [];
+    for (let i = first; i <= last && missing.length < MAX_SEQS_PER_REQUEST; i++) {
+      const seq = S.view[i];
+      if (!S.cache.has(seq) && !seqsInFlight.has(seq)) missing.push(seq);
+    }
+    if (missing.length) void fetchSeqs(missing);
+  }
+}
+
+async function fetchPage(page) {
+  pagesInFlight.add(page);
+  const from = page * PAGE + 1;
+  const to = Math.max(from, Math.min(S.latest, from + PAGE - 1));
+  try {
+    const data = await api('/api/history', { from, to, limit: PAGE });
+    storeActions(data.actions);
+    if (Number.isFinite(data.latest)) onLatest(data.latest);
+  } catch (err) {
+    reportError('loading the log', err);
+  } finally {
+    pagesInFlight.delete(page);
+  }
+}
+
+async function fetchSeqs(seqs) {
+  for (const seq of seqs) seqsInFlight.add(seq);
+  try {
+    const data = await api('/api/actions', { seqs: seqs.join(',') });
+    storeActions(data.actions);
+  } catch (err) {
+    reportError('loading the log', err);
+  } finally {
+    for (const seq of seqs) seqsInFlight.delete(seq);
+  }
+}
+
+/** Caches envelopes and fills the rows waiting for them (no new fetch from here: a short
+ *  answer must not turn into a request loop). */
+function storeActions(actions) {
+  if (!Array.isArray(actions)) return;
+  for (const env of actions) {
+    if (env && typeof env === 'object' && Number.isFinite(env.seq)) S.cache.set(env.seq, env);
+  }
+  evictCache();
+  refreshRows();
+}
+
+/** Drops the envelopes farthest from what is on screen once the cache is over its budget. */
+function evictCache() {
+  if (S.cache.size <= CACHE_MAX) return;
+  const n = rowCount();
+  const { first, last } = visibleRange(0);
+  const center = n ? seqAt(clamp((first + last) >> 1, 0, n - 1)) : 0;
+  const seqs = Array.from(S.cache.keys());
+  seqs.sort((a, b) => Math.abs(b - center) - Math.abs(a - center));
+  for (let i = 0; i < seqs.length - CACHE_KEEP; i++) S.cache.delete(seqs[i]);
+}
+
+// --- Filters: /api/search gives the matching seqs; the log then virtualizes over them ---
+
+let searchReq = 0;
+// maxWait: a busy live store re-runs the search for new matches every few seconds, not never.
+export const scheduleSearch = debounce(() => { void runSearch(); }, FILTER_DEBOUNCE_MS, 3000);
+
+function filterParams() {
+  return {
+    type: filterType.value.trim(),
+    peer: filterPeer.value.trim(),
+    text: filterText.value, // a substring: spaces may matter
+  };
+}
+
+export function filtersActive() {
+  const f = filterParams();
+  return Boolean(f.type || f.peer || f.text);
+}
+
+async function runSearch() {
+  const id = ++searchReq;
+  if (!filtersActive()) {
+    if (S.view) { S.view = null; afterViewChange(); }
+    return;
+  }
+  try {
+    const data = await api('/api/search', filterParams());
+    if (id !== searchReq) return; // the filters changed meanwhile
+    S.view = Array.isArray(data.seqs) ? data.seqs.filter(Number.isFinite) : [];
+    afterViewChange();
+    if (Number.isFinite(data.latest)) onLatest(data.latest);
+  } catch (err) {
+    if (id === searchReq) reportError('search', err);
+  }
+}
+
+/** The rows now stand for other seqs: rebuild them, keeping the current seq in sight. */
+function afterViewChange() {
+  resetRows();
+  updateLog();
+  logEl.scrollTop = 0;
+  scrollToIndex(lowerIndex(S.current));
+}

@@ -1,0 +1,232 @@
+/*
+ * reel ui — the browser side of Reel's visual time-travel debugger: start-up, the wiring of
+ * the controls, and the keyboard shortcuts.
+ *
+ * Native ES modules, no dependencies (the page must work offline and the server's CSP allows
+ * only this origin's files). No module does anything at import time beyond looking up its
+ * elements and creating its debouncers: everything starts from start() here.
+ *
+ *   util.js    helpers: el(), debounce, leadingDebounce, formatting
+ *   api.js     the JSON API (token, errors) and the status line
+ *   state.js   the shared state object S and the row <-> seq accessors
+ *   theme.js   light and dark
+ *   log.js     the virtual action log: row pooling, page fetching, filters
+ *   travel.js  the current and latest seqs, the time travel controls
+ *   tree.js    the state panel, the JSON tree, the pointer
+ *   action.js  the action at the current seq, patch rendering
+ *   panels.js  marks and their diff, what-if, bisect, dispatch and revert, export
+ *   live.js    the WebSocket, with backoff
+ */
+
+import { $, parseSeq } from './util.js';
+import { api, setStatus, reportError } from './api.js';
+import { S } from './state.js';
+import { initTheme, toggleTheme } from './theme.js';
+import { updateLog, scheduleRender, scheduleFetch, scrollToEnd, scheduleSearch } from './log.js';
+import { setCurrent, step, moveSelection, applyLatest } from './travel.js';
+import { loadState } from './tree.js';
+import {
+  markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, submitDispatch,
+  openRevert, cancelRevert, closeRevertDialog, doRevert, touchExport, doExport,
+} from './panels.js';
+import { connectLive } from './live.js';
+
+const sourceEl = $('source');
+const reducerEl = $('reducer');
+const badgeEl = $('mode-badge');
+const themeBtn = $('theme-toggle');
+const filterType = $('filter-type');
+const filterPeer = $('filter-peer');
+const filterText = $('filter-text');
+const followBox = $('follow');
+const logEl = $('log');
+const rowsEl = $('log-rows');
+const slider = $('slider');
+const stepFirst = $('step-first');
+const stepBack = $('step-back');
+const stepForward = $('step-forward');
+const stepLast = $('step-last');
+const seqInput = $('seq-input');
+const revertButton = $('revert-button');
+const pointerInput = $('pointer-input');
+const clearMarksBtn = $('clear-marks');
+const whatifClear = $('whatif-clear');
+const bisectForm = $('bisect-form');
+const dispatchSection = $('dispatch');
+const dispatchForm = $('dispatch-form');
+const dispatchPayload = $('dispatch-payload');
+const exportFrom = $('export-from');
+const exportTo = $('export-to');
+const exportButton = $('export-button');
+const statusEl = $('status');
+const revertDialog = $('revert-dialog');
+const revertConfirm = $('revert-confirm');
+const revertCancel = $('revert-cancel');
+
+/** Global shortcuts stay out of the way of typing. */
+function isTextField(target) {
+  if (!target || !target.tagName) return false;
+  if (target.isContentEditable) return true;
+  const tag = target.tagName;
+  if (tag === 'TEXTAREA' || tag === 'SELECT') return true;
+  if (tag !== 'INPUT') return false;
+  return !['checkbox', 'radio', 'range', 'button', 'submit', 'reset', 'file', 'color'].includes(target.type);
+}
+
+function onGlobalKey(event) {
+  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (revertDialog.open) return;
+  const target = event.target;
+  if (isTextField(target)) return;
+  switch (event.key) {
+    case '[': step(-1); break;
+    case ']': step(1); break;
+    case 'Home':
+      if (target === slider) return; // native: the slider moves and fires input
+      setCurrent(0);
+      break;
+    case 'End':
+      if (target === slider) return;
+      setCurrent(S.latest);
+      break;
+    case 't': toggleTheme(); break;
+    case '/':
+      pointerInput.focus();
+      pointerInput.select();
+      break;
+    default: return;
+  }
+  event.preventDefault();
+}
+
+function wire() {
+  themeBtn.addEventListener('click', toggleTheme);
+  statusEl.addEventListener('click', () => setStatus('', false));
+
+  // The log: scroll renders on the next frame; clicks select, shift+click marks.
+  logEl.addEventListener('scroll', () => { scheduleRender(); scheduleFetch(); }, { passive: true });
+  rowsEl.addEventListener('click', (event) => {
+    const row = event.target.closest('.log-row');
+    if (!row || event.target.classList.contains('whatif-toggle')) return;
+    const seq = Number(row.dataset.seq);
+    if (event.shiftKey) markSeq(seq);
+    else setCurrent(seq);
+  });
+  rowsEl.addEventListener('change', (event) => {
+    if (!event.target.classList.contains('whatif-toggle')) return;
+    const row = event.target.closest('.log-row');
+    if (row) setSkip(Number(row.dataset.seq), event.target.checked);
+  });
+  logEl.addEventListener('keydown', (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      moveSelection(event.key === 'ArrowDown' ? 1 : -1);
+    } else if (event.key === ' ' && event.target === logEl) {
+      event.preventDefault();
+      if (S.current > 0) setSkip(S.current, !S.skipped.has(S.current));
+    }
+  });
+  if (typeof ResizeObserver === 'function') {
+    // Only schedule: changing layout inside the observer's callback could loop.
+    new ResizeObserver(() => { scheduleRender(); scheduleFetch(); }).observe(logEl);
+  } else {
+    window.addEventListener('resize', () => { scheduleRender(); scheduleFetch(); });
+  }
+
+  for (const input of [filterType, filterPeer, filterText]) input.addEventListener('input', scheduleSearch);
+  followBox.addEventListener('change', () => {
+    if (followBox.checked) {
+      setCurrent(S.latest, false);
+      scrollToEnd();
+    }
+  });
+
+  // Time travel controls.
+  const fromSlider = () => setCurrent(Number(slider.value));
+  slider.addEventListener('input', fromSlider);
+  slider.addEventListener('change', fromSlider);
+  stepFirst.addEventListener('click', () => setCurrent(0));
+  stepBack.addEventListener('click', () => step(-1));
+  stepForward.addEventListener('click', () => step(1));
+  stepLast.addEventListener('click', () => setCurrent(S.latest));
+  seqInput.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter') return;
+    event.preventDefault();
+    const seq = parseSeq(seqInput.value);
+    if (seq === null) setStatus('go to: type a seq (a whole number from 0)', true);
+    else setCurrent(seq);
+  });
+  pointerInput.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      S.pointer = pointerInput.value.trim();
+      void loadState();
+    } else if (event.key === 'Escape') {
+      pointerInput.blur();
+    }
+  });
+
+  // Panels.
+  clearMarksBtn.addEventListener('click', clearMarks);
+  whatifClear.addEventListener('click', () => { S.skipped.clear(); updateSkipped(); });
+  bisectForm.addEventListener('submit', (event) => { event.preventDefault(); void runBisect(); });
+  dispatchForm.addEventListener('submit', (event) => { event.preventDefault(); void submitDispatch(); });
+  dispatchPayload.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      void submitDispatch();
+    }
+  });
+  revertButton.addEventListener('click', openRevert);
+  revertCancel.addEventListener('click', cancelRevert);
+  revertConfirm.addEventListener('click', () => { closeRevertDialog(); void doRevert(); });
+  for (const input of [exportFrom, exportTo]) input.addEventListener('input', touchExport);
+  exportButton.addEventListener('click', doExport);
+
+  document.addEventListener('keydown', onGlobalKey);
+  // A last guard: a rejection that escaped a handler goes to the status line, not the console.
+  window.addEventListener('unhandledrejection', (event) => {
+    event.preventDefault();
+    reportError('unexpected', event.reason);
+  });
+}
+
+/** /api/info fills the header and decides what is offered; retried with backoff on failure. */
+async function loadInfo(attempt) {
+  try {
+    const info = await api('/api/info');
+    S.info = info;
+    sourceEl.textContent = info.source === undefined ? '' : String(info.source);
+    sourceEl.title = sourceEl.textContent;
+    reducerEl.textContent = info.reducer === undefined ? '' : String(info.reducer);
+    badgeEl.textContent = info.live ? 'live' : 'offline';
+    badgeEl.classList.toggle('live', Boolean(info.live));
+    badgeEl.classList.toggle('offline', !info.live);
+    dispatchSection.hidden = !(info.live && info.canDispatch);
+    revertButton.hidden = !(info.live && info.canRevert);
+    if (attempt > 0) setStatus('', false);
+    S.latest = Number.isFinite(info.seq) ? info.seq : 0;
+    applyLatest();
+    setCurrent(S.latest, false); // start at the newest state, as a follower would
+    scrollToEnd();
+    connectLive();
+  } catch (err) {
+    reportError('loading /api/info', err);
+    const delay = Math.min(30000, 1000 * 2 ** Math.min(attempt, 5));
+    setTimeout(() => { void loadInfo(attempt + 1); }, delay);
+  }
+}
+
+function start() {
+  initTheme();
+  wire();
+  updateSkipped();
+  updateMarks();
+  updateLog();
+  // The panels load once /api/info has said where the history ends.
+  void loadInfo(0);
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();

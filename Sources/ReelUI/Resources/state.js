@@ -1,0 +1,35 @@
+/*
+ * reel ui — the shared state: one object every module reads and writes (the DOM is derived
+ * from it), and the accessors that map the log's rows to seqs.
+ */
+
+import { clamp } from './util.js';
+
+/** Everything the page knows; the DOM is derived from it. */
+export const S = {
+  info: null,
+  latest: 0,          // the latest seq
+  current: 0,         // the seq being looked at (0 = the initial state)
+  view: null,         // null: the whole log (row i is seq i+1); else the ascending seqs matching the filters
+  cache: new Map(),   // seq -> envelope
+  skipped: new Set(), // seqs skipped in the what-if replay
+  markA: null,
+  markB: null,
+  pointer: '',        // the JSON Pointer applied to the state tree
+};
+
+/** The number of rows of the log: every seq, or only those matching the filters. */
+export const rowCount = () => (S.view ? S.view.length : S.latest);
+export const seqAt = (i) => (S.view ? S.view[i] : i + 1);
+
+/** Index of the first row whose seq is >= seq (rowCount() when there is none). */
+export function lowerIndex(seq) {
+  if (!S.view) return clamp(seq - 1, 0, S.latest);
+  let lo = 0;
+  let hi = S.view.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (S.view[mid] < seq) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
