@@ -104,12 +104,17 @@ public enum RawSocket {
     /// nothing then fills it sooner).
     public static func connectUnix(_ path: String, receiveBuffer: Int32? = nil) throws -> Int32 {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw SpawnError("socket: \(String(cString: strerror(errno)))") }
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(descriptor)
+            throw SpawnError("socket path too long: \(path)")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             buffer.copyBytes(from: bytes)
             buffer[bytes.count] = 0

@@ -133,30 +133,7 @@ enum PipeliningClient {
 
     /// A connected, blocking socket; the caller closes it.
     static func connect(to path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SpawnError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw SpawnError("socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { sunPath in
-            sunPath.copyBytes(from: bytes)
-            sunPath[bytes.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw SpawnError("connect \(path): \(reason)")
-        }
-        return fd
+        try RawSocket.connectUnix(path)
     }
 }
 
