@@ -101,6 +101,7 @@ extension LMDBEnvironment {
                      "LMDBEnvironment.copy called inside a write transaction of the same environment; it would deadlock")
         try LMDBFileSystem.createDirectories(path, mode: options.directoryMode)
         let flags = compact ? UInt32(MDB_CP_COMPACT) : 0
+        var fruitlessAdoptions = 0
         while true {
             // The copy runs its own read transaction over the map, so it holds the gate like one.
             gate.enterShared()
@@ -110,7 +111,7 @@ extension LMDBEnvironment {
                 // Another process grew the map before the copy's transaction began. The data file
                 // was already created (O_EXCL, so it is ours and empty): remove it and start over.
                 unlink(path + "/data.mdb")
-                try adoptRecordedMapSize()
+                try adoptRecordedMapSize(fruitlessSoFar: &fruitlessAdoptions)
                 continue
             }
             try LMDBError.check(rc, "mdb_env_copy2", detail: path)

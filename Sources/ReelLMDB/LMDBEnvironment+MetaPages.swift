@@ -69,7 +69,9 @@ struct MetaPages {
         if newer.lastPage < older.lastPage {
             return "the newer one ends the file at page \(newer.lastPage), before the older one's \(older.lastPage)"
         }
-        if (newer.lastPage + 1).multipliedReportingOverflow(by: UInt64(pageSize)).partialValue > fileSize {
+        // In pages, not bytes: a damaged high bit would overflow the product and wrap it back
+        // to a plausible size, as it also does inside LMDB's own rounding of the map size.
+        if newer.lastPage >= fileSize / UInt64(pageSize) {
             return "the newer one names page \(newer.lastPage), beyond the end of the file"
         }
         if newer.mainRoot != .max && newer.mainRoot > newer.lastPage {

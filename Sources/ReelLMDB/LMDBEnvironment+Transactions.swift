@@ -124,6 +124,7 @@ extension LMDBEnvironment {
     /// Begins a transaction and returns with the gate held shared; the caller ends the transaction
     /// and then calls `gate.leaveShared()`. Adopts a map grown by another process on the way.
     func beginTransaction(readOnly: Bool) throws(LMDBError) -> OpaquePointer {
+        var fruitlessAdoptions = 0
         while true {
             gate.enterShared()
             var txn: OpaquePointer?
@@ -134,17 +135,32 @@ extension LMDBEnvironment {
                 try LMDBError.check(rc, "mdb_txn_begin")
                 throw LMDBError(code: .invalidArgument, operation: "mdb_txn_begin", detail: "no transaction returned")
             }
-            try adoptRecordedMapSize()
+            try adoptRecordedMapSize(fruitlessSoFar: &fruitlessAdoptions)
         }
     }
 
     /// Another process grew the map beyond this mapping (`MDB_MAP_RESIZED`): remap at the size the
     /// file records. Needs every transaction of this process closed, like any remap.
-    func adoptRecordedMapSize() throws(LMDBError) {
+    ///
+    /// A genuine growth is recorded in the meta page before any transaction can see pages beyond
+    /// the old map, so adopting it changes the mapping. A meta page whose last page lies beyond
+    /// every size it records (a damaged page number, which LMDB's own rounding can overflow) would
+    /// make the caller's retry go round forever: `fruitlessSoFar` counts adoptions that changed
+    /// nothing, and a few of them (allowing for a growth landing between two tries) mean damage.
+    func adoptRecordedMapSize(fruitlessSoFar: inout Int) throws(LMDBError) {
         try requireNoOpenTransactionOnThisThread(.mapResized, doing: "adopt the map size another process set")
-        try gate.withExclusive { () throws(LMDBError) in
+        let changed = try gate.withExclusive { () throws(LMDBError) -> Bool in
+            let before = Self.mapSize(of: handle)
             try LMDBError.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize")
             mapChanged()
+            return Self.mapSize(of: handle) != before
+        }
+        if changed { return }
+        fruitlessSoFar += 1
+        if fruitlessSoFar >= 3 {
+            throw LMDBError(
+                code: .corrupted, operation: "mdb_txn_begin",
+                detail: "the meta page names pages beyond the map size it records")
         }
     }
 

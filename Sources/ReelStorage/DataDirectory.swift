@@ -156,7 +156,7 @@ public final class DataDirectory: Sendable {
         } catch let error as StorageError {
             throw error
         } catch {
-            throw StorageError(.io, "cannot open the databases in \(path): \(error)", underlying: error as? LMDBError)
+            throw Self.wrap(error, "cannot open the databases in \(path)")
         }
         var metadata = try Metadata.load(env: env, db: meta, path: path, reducerName: reducerName, readOnly: options.readOnly)
         var upgraded = 0

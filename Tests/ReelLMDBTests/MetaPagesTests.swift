@@ -24,6 +24,17 @@ struct MetaPagesTests {
         try handle.write(contentsOf: [byte ^ (1 << bit)])
     }
 
+    /// Which meta page (0 or 1) holds the larger txnid.
+    func newerMetaPage(_ file: String) throws -> UInt64 {
+        let handle = try #require(FileHandle(forReadingAtPath: file))
+        defer { try? handle.close() }
+        let pages = try #require(try handle.read(upToCount: 2 * 4096))
+        let txnid = { (page: Int) in
+            pages.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: page * 4096 + 16 + 128, as: UInt64.self) }
+        }
+        return txnid(0) > txnid(1) ? 0 : 1
+    }
+
     func openError(_ dir: String) -> LMDBError? {
         do {
             _ = try LMDBEnvironment(path: dir, options: testOptions(readOnly: true))
@@ -51,6 +62,39 @@ struct MetaPagesTests {
                     #expect(error?.code == .corrupted, "page \(page) bit \(bit): \(String(describing: error))")
                     #expect(error?.detail?.contains("meta pages are damaged") == true)
                 }
+            }
+        }
+    }
+
+    /// A high bit of the newer meta page's last page number: in bytes the number wraps round to a
+    /// size the file has, and LMDB then answered every transaction with MDB_MAP_RESIZED, which
+    /// the environment adopted forever (found by Tools/torture's bit flips).
+    @Test func aLastPageWhoseByteOffsetOverflowsIsRefused() throws {
+        try withTemporaryDirectory { dir in
+            let file = try written(dir)
+            let newer = try newerMetaPage(file)
+            // mm_last_pg: 120 bytes into MDB_meta; bit 58 times 4096 is 2^70, nothing mod 2^64.
+            try flip(file, offset: newer * 4096 + 16 + 120 + 7, bit: 2)
+            let error = openError(dir)
+            #expect(error?.code == .corrupted)
+            #expect(error?.detail?.contains("beyond the end of the file") == true, "\(String(describing: error))")
+        }
+    }
+
+    /// The same damage arriving after open (the check at open passed): a transaction gives up
+    /// with `corrupted` after adopting the recorded map size changed nothing, instead of looping.
+    @Test func aTransactionGivesUpWhenAdoptingTheMapSizeChangesNothing() throws {
+        try withTemporaryDirectory { dir in
+            let file = try written(dir)
+            let env = try LMDBEnvironment(path: dir, options: testOptions(readOnly: true))
+            let db = try #require(try env.openDatabase("d"))
+            let newer = try newerMetaPage(file)
+            try flip(file, offset: newer * 4096 + 16 + 120 + 7, bit: 2)
+            do {
+                _ = try env.read { txn in try txn.get(bytes("k1"), in: db) }
+                Issue.record("a read of a file whose meta page overflows the map succeeded")
+            } catch let error as LMDBError {
+                #expect(error.code == .corrupted, "\(error)")
             }
         }
     }
