@@ -47,6 +47,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
     ],
     targets: [
         .systemLibrary(
@@ -136,6 +137,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // `reeld --shared-log postgres://…`: the log's order kept in PostgreSQL (a SharedLog over
+        // postgres-nio); only the daemon's assembly links it.
+        .target(
+            name: "ReelPostgresLog",
+            dependencies: [
+                "ReelStore", "ReelCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "ReelDaemon",
             dependencies: [
@@ -173,6 +184,7 @@ let package = Package(
             name: "ReelApp",
             dependencies: [
                 "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelStorage", "ReelCore", "ReelMetrics", "ReelProtocol",
+                "ReelPostgresLog",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -232,6 +244,10 @@ let package = Package(
         ),
 
         .testTarget(name: "ReelLMDBTests", dependencies: ["ReelLMDB", "CReelFaultGuard"]),
+        .testTarget(
+            name: "ReelPostgresLogTests",
+            dependencies: ["ReelPostgresLog", "ReelStore", "ReelCore", "ReelTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "ReelJSONTests",
             dependencies: ["ReelJSON", .product(name: "PropertyBased", package: "swift-property-based")]

@@ -7,6 +7,7 @@ import NIOCore
 import ReelCore
 import ReelDaemon
 import ReelMetrics
+import ReelPostgresLog
 import ReelServer
 import ReelStore
 import ServiceLifecycle
@@ -77,7 +78,21 @@ public enum Daemon {
         storeOptions.openProgress = { reached, latest in
             notifier.notify(["STATUS=opening: replaying the log, seq \(reached) of \(latest)", "EXTEND_TIMEOUT_USEC=10000000"])
         }
+        let sharedLog = try configuration.sharedLog.map { url throws(StartupError) in try Self.openSharedLog(url, configuration: configuration, logger: logger) }
+        defer { sharedLog?.close() }
+        storeOptions.sharedLog = sharedLog
         let storeService = try StoreService(configuration: configuration, definition: definition, options: storeOptions, logger: logger)
+        if let status = await storeService.store.sharedLogFirstContact() {
+            if let refusal = status.refusal {
+                await storeService.store.close()
+                throw StartupError(.incompatibleData, refusal)
+            }
+            if status.reachable != true {
+                logger.warning("the shared log is unreachable at start: serving reads from this node's copy, refusing dispatches (1010) until it is back", metadata: ["sharedLog": "\(status.location)", "error": "\(status.lastError ?? "")"])
+            } else {
+                logger.info("following the shared log", metadata: ["sharedLog": "\(status.location)", "latest": "\(status.latestSeq)", "seq": "\(storeService.store.snapshot.seq)"])
+            }
+        }
 
         var server = ServerConfiguration(socketPath: activation?.path ?? configuration.socketPath)
         server.adoptedSocket = activation?.descriptor
@@ -148,6 +163,15 @@ public enum Daemon {
         }
         _ = notifier.stopping()
         logger.info("stopped")
+    }
+
+    private static func openSharedLog(_ url: String, configuration: DaemonConfiguration, logger: Logger) throws(StartupError) -> PostgresSharedLog {
+        do {
+            return try PostgresSharedLog(url: url, logger: logger)
+        } catch {
+            let source = configuration.sources["shared-log"] ?? .builtInDefault
+            throw StartupError(.invalidSetting, "shared-log from \(source): \(error.message)")
+        }
     }
 
     /// systemd's status line: `seq 42, 3 connections, 1 subscription`.

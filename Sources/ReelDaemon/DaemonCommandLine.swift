@@ -120,6 +120,15 @@ struct DaemonCommandLine: ParsableCommand {
     )
     var metrics: String?
 
+    @Option(
+        name: .customLong("shared-log"),
+        help: ArgumentHelp(
+            "Keep the log's order in PostgreSQL (postgres://user@host/db), shared by every reeld given the same URL; this data directory becomes a full local copy (default: off).",
+            valueName: "url"
+        )
+    )
+    var sharedLog: String?
+
     /// The settings given on the command line, as text. A repeated allow-list flag adds entries.
     var values: [Setting: String] {
         var values: [Setting: String] = [:]
@@ -137,6 +146,7 @@ struct DaemonCommandLine: ParsableCommand {
         values[.idleTimeout] = idleTimeout
         values[.maxMapSize] = maxMapSize
         values[.metrics] = metrics
+        values[.sharedLog] = sharedLog
         if !allowRead.isEmpty { values[.allowRead] = allowRead.joined(separator: ",") }
         if !allowDispatch.isEmpty { values[.allowDispatch] = allowDispatch.joined(separator: ",") }
         if !allowAdmin.isEmpty { values[.allowAdmin] = allowAdmin.joined(separator: ",") }

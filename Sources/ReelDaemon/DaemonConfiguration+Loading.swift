@@ -181,6 +181,7 @@ private final class Loader {
         let idleTimeout = try value(.idleTimeout, { Parse.seconds($0, in: 0.001...86_400) }, default: Defaults.idleTimeout)
         let maxMapSize = try value(.maxMapSize, { Parse.byteCount($0, in: (1 << 20)...(1 << 50)) }, default: Defaults.maxMapSize)
         let metrics = try value(.metrics, Parse.metricsAddress) { (nil, .builtInDefault) }
+        let sharedLog = try value(.sharedLog, Parse.sharedLogURL) { (nil, .builtInDefault) }
         var allowed: [AccessPolicy.Operation: [AccessPolicy.Principal]] = [:]
         for (operation, setting) in [(AccessPolicy.Operation.read, Setting.allowRead), (.dispatch, .allowDispatch), (.admin, .allowAdmin)] {
             let ownUID = ownUID
@@ -197,7 +198,7 @@ private final class Loader {
             checkpointEvery: checkpointEvery, checkpointEveryBytes: checkpointEveryBytes, logLevel: logLevel, socketPermissions: permissions,
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxSubscriptionsPerConnection: maxSubscriptions,
             idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), metrics: metrics,
-            sources: sources
+            sharedLog: sharedLog, sources: sources
         )
     }
 

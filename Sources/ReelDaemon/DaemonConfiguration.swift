@@ -1,3 +1,4 @@
+import Foundation
 import ReelMetrics
 import Logging
 #if canImport(Glibc)
@@ -82,6 +83,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var accessPolicy: AccessPolicy
     /// Where the Prometheus metrics are served, if anywhere (off by default).
     public var metrics: MetricsAddress?
+    /// The PostgreSQL URL of the shared log, if the log's order is kept there (off by default).
+    /// It may carry a password: never log it as is (``redactedSharedLog``).
+    public var sharedLog: String?
     /// Where each setting's value came from, by setting name (`data-dir`, `socket`, …).
     public var sources: [String: SettingSource]
 
@@ -103,6 +107,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         maxMapSize: Int = Defaults.maxMapSize,
         accessPolicy: AccessPolicy? = nil,
         metrics: MetricsAddress? = nil,
+        sharedLog: String? = nil,
         sources: [String: SettingSource] = [:]
     ) {
         self.dataDirectory = dataDirectory
@@ -119,6 +124,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.maxMapSize = maxMapSize
         self.accessPolicy = accessPolicy ?? .ownerAndRoot(ownUID: UInt32(geteuid()))
         self.metrics = metrics
+        self.sharedLog = sharedLog
         self.sources = sources
     }
 
@@ -157,7 +163,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
             entry(.allowDispatch, principals(.dispatch)),
             entry(.allowAdmin, principals(.admin)),
             entry(.metrics, metrics.map(\.description) ?? "off"),
+            entry(.sharedLog, redactedSharedLog ?? "off"),
         ])
+    }
+
+    /// The shared log's URL with any password replaced by `***`, for logs.
+    public var redactedSharedLog: String? {
+        guard let sharedLog else { return nil }
+        guard var components = URLComponents(string: sharedLog), components.password != nil else { return sharedLog }
+        components.password = "***"
+        return components.string ?? "(a postgres URL)"
     }
 
     private func principals(_ operation: AccessPolicy.Operation) -> String {

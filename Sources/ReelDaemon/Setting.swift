@@ -21,6 +21,7 @@ enum Setting: String, CaseIterable, Sendable {
     case allowDispatch = "allow-dispatch"
     case allowAdmin = "allow-admin"
     case metrics
+    case sharedLog = "shared-log"
 
     var name: String { rawValue }
     var flag: String { "--" + rawValue }

@@ -85,6 +85,17 @@ enum SettingValueParsers {
         return .success(address)
     }
 
+    /// A PostgreSQL URL for the shared log, or off. Only its scheme is checked here; the rest is
+    /// the shared log's to judge when it connects.
+    static func sharedLogURL(_ text: String) -> Result<String?, Expectation> {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed == "off" || trimmed == "none" || trimmed.isEmpty { return .success(nil) }
+        guard trimmed.hasPrefix("postgres://") || trimmed.hasPrefix("postgresql://") else {
+            return .failure(Expectation("a postgres:// URL, such as postgres://reel@db.example/reel, or off"))
+        }
+        return .success(trimmed)
+    }
+
     static func path(_ text: String) -> Result<String, Expectation> {
         guard !text.isEmpty, !text.contains("\0") else { return .failure(Expectation("a file path")) }
         return .success(text)

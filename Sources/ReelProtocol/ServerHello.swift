@@ -20,6 +20,9 @@ public struct ServerHello: MethodResult, Equatable {
     /// `"dispatch"`, `"admin"` (so a tool can offer only what will be allowed). `nil` from a
     /// daemon that does not say.
     public var permissions: [String]?
+    /// With `reeld --shared-log`: how far this node is behind the shared log, and whether it is
+    /// reachable. `nil` from a daemon without one.
+    public var sharedLog: SharedLogReport?
 
     /// - Parameters:
     ///   - server: The server's name; ``WireProtocol/serverName`` by default.
@@ -56,6 +59,7 @@ public struct ServerHello: MethodResult, Equatable {
             members.add("reducer", writing: reducer.writeJSON)
             members.add("seq", seq)
             members.add("server", server)
+            if let sharedLog { members.add("sharedLog", writing: sharedLog.jsonValue.serialize(into:)) }
             members.add("version", version)
         }
     }
@@ -85,6 +89,9 @@ public struct ServerHello: MethodResult, Equatable {
             reducer: try ReducerIdentity(wire: try members.value("reducer"), "a hello result's reducer"),
             capabilities: capabilities, permissions: permissions
         )
+        if let report = members.members["sharedLog"], !report.isNull {
+            sharedLog = try SharedLogReport(json: report)
+        }
     }
 }
 

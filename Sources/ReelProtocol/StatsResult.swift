@@ -64,6 +64,8 @@ public struct StatsResult: MethodResult, Equatable {
     public var subscriptionLag: [String: UInt64]?
     /// Dispatches refused since the daemon started, by error code (as text: `"1003"`).
     public var refusedByCode: [String: UInt64]?
+    /// With `reeld --shared-log`: the node's standing in the shared log.
+    public var sharedLog: SharedLogReport?
 
     // The data directory's map, now.
     /// Bytes of the map in use (the file's pages up to the last one used).
@@ -152,6 +154,7 @@ public struct StatsResult: MethodResult, Equatable {
         put("mapUsed", mapUsed.map(JSONValue.int))
         put("readerSlotsUsed", readerSlotsUsed.map { .int(Int64($0)) })
         put("maxReaders", maxReaders.map { .int(Int64($0)) })
+        put("sharedLog", sharedLog?.jsonValue)
         return .object(members)
     }
 
@@ -194,6 +197,9 @@ public struct StatsResult: MethodResult, Equatable {
         syncMicros = try take("syncMicros", Distribution.init)
         actionsPerCommit = try take("actionsPerCommit", Distribution.init)
         connections = try take("connections", int)
+        if let report = rest.removeValue(forKey: "sharedLog"), !report.isNull {
+            sharedLog = try SharedLogReport(json: report)
+        }
         func counts<T>(_ read: @escaping (JSONValue) -> T?) -> (JSONValue) -> [String: T]? {
             { value in
                 guard case .object(let members) = value else { return nil }

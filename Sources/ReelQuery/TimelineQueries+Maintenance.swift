@@ -103,6 +103,22 @@ extension StatsResult {
         commitMicros = Distribution(statistics.commitMicros)
         syncMicros = Distribution(statistics.syncMicros)
         actionsPerCommit = Distribution(statistics.actionsPerCommit)
+        sharedLog = statistics.sharedLog.map { status in
+            SharedLogReport(
+                status, localSeq: statistics.seq, conflicts: statistics.sharedLogConflicts, followed: statistics.sharedLogFollowed
+            )
+        }
+    }
+}
+
+extension SharedLogReport {
+    /// The report of a node's standing; the counters only for `stats`.
+    public init(_ status: SharedLogStatus, localSeq: UInt64, conflicts: UInt64? = nil, followed: UInt64? = nil) {
+        self.init(
+            location: status.location, latestSeq: max(status.latestSeq, localSeq), lag: status.lag(localSeq: localSeq),
+            reachable: status.reachable, error: status.lastError, refusal: status.refusal,
+            conflicts: conflicts, followed: followed, lastAppendMicros: conflicts == nil ? nil : status.lastAppendMicros
+        )
     }
 }
 

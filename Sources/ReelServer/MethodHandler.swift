@@ -75,9 +75,10 @@ public struct MethodHandler<State: StoreState>: Sendable {
         switch call {
         case .hello:
             let permissions = Permission.allCases.filter { authorize($0, peer) }.map(\.rawValue)
-            return ServerHello(
-                version: serverVersion, seq: store.snapshot.seq, reducer: store.definition.identity, permissions: permissions
-            )
+            let seq = store.snapshot.seq
+            var hello = ServerHello(version: serverVersion, seq: seq, reducer: store.definition.identity, permissions: permissions)
+            hello.sharedLog = store.sharedLogStatus.map { SharedLogReport($0, localSeq: seq) }
+            return hello
         case .get(let params):
             guard params.at != nil else { return try sliceNow(params.path) }
             return try await query { () throws(StoreError) in try queries.get(params) }

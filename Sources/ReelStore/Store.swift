@@ -209,6 +209,19 @@ public final class Store<State: StoreState>: Sendable {
         return ticket
     }
 
+    /// With a shared log: how this node stands in it (cheap: no histograms are summarized).
+    public var sharedLogStatus: SharedLogStatus? { writer.shared.withLock { $0.statistics.sharedLog } }
+
+    /// With a shared log: waits until the writer has tried it once (checked that this node's copy
+    /// agrees with the log, and followed it) and returns how the node stands; `nil` without a
+    /// shared log. A daemon refuses to start when ``SharedLogStatus/refusal`` is set, and serves
+    /// reads from its copy while the log is unreachable.
+    public func sharedLogFirstContact() async -> SharedLogStatus? {
+        guard writer.options.sharedLog != nil else { return nil }
+        _ = await probeWriter()
+        return statistics.sharedLog
+    }
+
     /// Whether the writer is alive and able to commit: a probe goes through the same queue as the
     /// dispatches and the writer answers it when it reaches it. Returns only then, so a writer
     /// stuck (in a sync that never returns, say) never answers; `false` when it answered that no

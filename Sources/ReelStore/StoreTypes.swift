@@ -33,6 +33,9 @@ public struct StoreOptions: Sendable {
     /// reached and the latest seq: a daemon tells its service manager (the store logs it too).
     public var openProgress: (@Sendable (_ replayedThrough: UInt64, _ latest: UInt64) -> Void)?
     public var openProgressInterval: Duration = .seconds(2)
+    /// Where the log's order is decided when several daemons serve one store (`reeld
+    /// --shared-log`); `nil`: the data directory alone. See ``SharedLog``.
+    public var sharedLog: (any SharedLog)?
 
     public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
         self.checkpointEvery = checkpointEvery
@@ -100,6 +103,33 @@ public struct StoreStatistics: Sendable, Equatable {
     public var syncMicros = DistributionSummary()
     /// Actions per commit.
     public var actionsPerCommit = DistributionSummary()
+    /// With a shared log: where it is and how far behind it this node is.
+    public var sharedLog: SharedLogStatus?
+    /// Groups that lost the race to another node's append and were evaluated again.
+    public var sharedLogConflicts: UInt64 = 0
+    /// Actions taken by other nodes and applied here.
+    public var sharedLogFollowed: UInt64 = 0
+}
+
+/// How a node of a shared log stands.
+public struct SharedLogStatus: Sendable, Equatable {
+    /// The log, without secrets.
+    public var location: String
+    /// The latest seq this node knows the shared log to have.
+    public var latestSeq: UInt64 = 0
+    /// Whether the last call to the shared log succeeded (`nil` before the first).
+    public var reachable: Bool?
+    /// The last failure to reach it, while it is unreachable.
+    public var lastError: String?
+    /// Set when this node's copy disagrees with the log: it refuses dispatches, and says why.
+    public var refusal: String?
+    /// How long the last append took, in microseconds.
+    public var lastAppendMicros: Int?
+
+    public init(location: String) { self.location = location }
+
+    /// How many seqs this node's copy is behind the log, as far as it knows.
+    public func lag(localSeq: UInt64) -> UInt64 { latestSeq > localSeq ? latestSeq - localSeq : 0 }
 }
 
 extension Peer {

@@ -6,10 +6,35 @@ import ReelStorage
 
 extension Writer {
     /// An accepted request waiting for the commit, with the answer it gets if the commit succeeds.
-    private typealias Pending = (request: DispatchRequest, result: DispatchResult)
+    typealias Pending = (request: DispatchRequest, result: DispatchResult)
+
+    /// A group run through middleware and reducers, not yet durable: the writer's copy of the
+    /// state already holds the accepted actions.
+    struct GroupEvaluation {
+        var batch: CommitBatch
+        /// Accepted requests (and duplicates of keys first used in this group): answered once
+        /// the batch is durable.
+        var pending: [Pending] = []
+        /// Answers that do not wait for the commit: refusals, duplicates of durable keys, probes.
+        var answers: [(request: DispatchRequest, outcome: Result<DispatchResult, StoreError>)] = []
+        /// The latest seq with the accepted actions.
+        var workingSeq: UInt64
+        var refused = 0
+        var duplicates = 0
+        let time = Timestamp.now()
+        let started = ContinuousClock.now
+
+        /// Whether some answer refuses a dispatch (as opposed to a duplicate or a probe).
+        var refusesSome: Bool { refused > 0 }
+
+        func sendAnswers() {
+            for (request, outcome) in answers { request.reply(outcome) }
+        }
+    }
 
     /// Runs one group: every request through middleware and reducers, all accepted actions (and
-    /// any ready checkpoints) in one durable commit, then the answers.
+    /// any ready checkpoints) in one durable commit, then the answers. With a shared log, the
+    /// group goes there first (``commitSharedGroup(_:checkpoints:sharedLog:)``).
     ///
     /// No work in proportion to the state's size: the reducers change the writer's copy in place
     /// (a value whose storage another copy shared would be copied whole on the first change: a
@@ -20,75 +45,90 @@ extension Writer {
     /// as every replay relies on). Memory: two states, whose unchanged parts the two share anyway
     /// until they are changed.
     func commitGroup(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint]) {
-        var workingSeq = seq
-        var batch = CommitBatch(checkpoints: checkpoints)
-        var pending: [Pending] = []
+        if let sharedLog = options.sharedLog {
+            commitSharedGroup(requests, checkpoints: checkpoints, sharedLog: sharedLog)
+            return
+        }
+        let evaluation = evaluate(requests, checkpoints: checkpoints)
+        evaluation.sendAnswers()
+        commitAndPublish(evaluation)
+    }
+
+    /// Middleware, validation and reducers for every request of the group, into the writer's copy
+    /// of the state. Answers nothing yet.
+    func evaluate(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint]) -> GroupEvaluation {
+        var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), workingSeq: seq)
         var keysInGroup: [String: DedupRecord] = [:]
-        var refused = 0
-        var duplicates = 0
-        let now = Timestamp.now()
-        let started = ContinuousClock.now
-        var syncDuration: Duration?
 
         for request in requests {
             if let poisoned {
-                request.reply(.failure(StoreError(.storage, poisoned)))
+                group.answers.append((request, .failure(StoreError(.storage, poisoned))))
                 continue
             }
             if request.isProbe {
                 if let broken = directory.writeFailure {
-                    request.reply(.failure(StoreError(.storage, "no commit can succeed until a restart: \(broken.message)")))
+                    group.answers.append((request, .failure(StoreError(.storage, "no commit can succeed until a restart: \(broken.message)"))))
                 } else {
-                    request.reply(.success(DispatchResult(seqs: workingSeq...workingSeq)))
+                    group.answers.append((request, .success(DispatchResult(seqs: group.workingSeq...group.workingSeq))))
                 }
                 continue
             }
             if let key = request.idempotencyKey {
                 if let known = keysInGroup[key] {
                     // The first dispatch with this key is in this very group: answer after the commit.
-                    pending.append((request, DispatchResult(seqs: known.seqs, duplicate: true)))
-                    duplicates += 1
+                    group.pending.append((request, DispatchResult(seqs: known.seqs, duplicate: true)))
+                    group.duplicates += 1
                     continue
                 }
                 do {
                     if let known = try directory.dedupRecord(forKey: key) {
-                        // Already durable: answer now, whatever becomes of this group's commit.
-                        request.reply(.success(DispatchResult(seqs: known.seqs, duplicate: true)))
-                        duplicates += 1
+                        // Already durable: answered whatever becomes of this group's commit.
+                        group.answers.append((request, .success(DispatchResult(seqs: known.seqs, duplicate: true))))
+                        group.duplicates += 1
                         continue
                     }
                 } catch {
-                    request.reply(.failure(StoreError(error)))
+                    group.answers.append((request, .failure(StoreError(error))))
                     continue
                 }
             }
-            if let expected = request.expectedSeq, expected != workingSeq {
-                request.reply(.failure(StoreError(
-                    .seqMismatch, "expectedSeq \(expected) does not match the latest seq \(workingSeq)",
-                    currentSeq: workingSeq
-                )))
-                refused += 1
+            if let expected = request.expectedSeq, expected != group.workingSeq {
+                group.answers.append((request, .failure(StoreError(
+                    .seqMismatch, "expectedSeq \(expected) does not match the latest seq \(group.workingSeq)",
+                    currentSeq: group.workingSeq
+                ))))
+                group.refused += 1
                 continue
             }
             do throws(StoreError) {
-                let envelopes = try reduce(request, after: workingSeq, time: now, accepted: batch.envelopes)
+                let envelopes = try reduce(request, after: group.workingSeq, time: group.time, accepted: group.batch.envelopes)
                 guard let first = envelopes.first, let last = envelopes.last else {
                     throw StoreError(.invalidArgument, "a batch needs at least one action")
                 }
-                workingSeq = last.seq
-                batch.envelopes += envelopes
+                group.workingSeq = last.seq
+                group.batch.envelopes += envelopes
                 if let key = request.idempotencyKey {
                     let record = DedupRecord(firstSeq: first.seq, count: UInt64(envelopes.count))
                     keysInGroup[key] = record
-                    batch.dedup.append((key, record))
+                    group.batch.dedup.append((key, record))
                 }
-                pending.append((request, DispatchResult(seqs: first.seq...last.seq)))
+                group.pending.append((request, DispatchResult(seqs: first.seq...last.seq)))
             } catch {
-                request.reply(.failure(error))
-                refused += 1
+                group.answers.append((request, .failure(error)))
+                group.refused += 1
             }
         }
+        return group
+    }
 
+    /// Makes the group's batch durable in the data directory, publishes the state and answers
+    /// the pending requests (or fails them all if the commit fails).
+    ///
+    /// - Parameter appendedToSharedLog: the shared log already has the actions, so a failure
+    ///   here is not "not durable" (they reach this node's copy by following).
+    func commitAndPublish(_ group: GroupEvaluation, appendedToSharedLog: Bool = false) {
+        let batch = group.batch
+        var syncDuration: Duration?
         if !batch.isEmpty {
             CrashPoint.commitBefore.reach()
             let syncStarted = ContinuousClock.now
@@ -96,15 +136,16 @@ extension Writer {
                 checkpointSpacing.logged(bytes: try directory.appendDurably(batch))
                 syncDuration = ContinuousClock.now - syncStarted
             } catch {
-                failCommit(error, pending: pending, refused: refused)
+                failCommit(error, pending: group.pending, refused: group.refused, appendedToSharedLog: appendedToSharedLog)
                 return
             }
             CrashPoint.commitAfter.reach()
         }
+        let workingSeq = group.workingSeq
         let committed = batch.envelopes.count
         seq = workingSeq
         let published = committed > 0 ? state : nil
-        let commitDuration = ContinuousClock.now - started
+        let commitDuration = ContinuousClock.now - group.started
         var previous: State? = shared.withLock { shared in
             var previous: State?
             if let published {
@@ -118,18 +159,18 @@ extension Writer {
                 shared.statistics.largestCommit = max(shared.statistics.largestCommit, committed)
                 shared.figures.record(commit: commitDuration, sync: syncDuration, actions: committed)
             }
-            shared.statistics.dispatchesRefused += UInt64(refused)
-            shared.statistics.duplicates += UInt64(duplicates)
+            shared.statistics.dispatchesRefused += UInt64(group.refused)
+            shared.statistics.duplicates += UInt64(group.duplicates)
             return previous
         }
         recordCheckpoints(batch.checkpoints)
         if committed > 0 {
             watchers.published(batch.envelopes)
         }
-        for (request, result) in pending {
+        for (request, result) in group.pending {
             request.reply(.success(result))
         }
-        if !pending.isEmpty { CrashPoint.ackAfter.reach() }
+        if !group.pending.isEmpty { CrashPoint.ackAfter.reach() }
         if committed > 0 {
             instruments.actionsAcknowledged.increment(by: committed)
             instruments.commitDuration.recordNanoseconds(commitDuration.nanoseconds)
@@ -149,7 +190,7 @@ extension Writer {
 
     /// Folds the group's actions into the writer's copy, which is the copy the readers had until
     /// now (its only reference, unless a reader still holds the old snapshot).
-    private func catchUp(with envelopes: [ActionEnvelope], published: State) {
+    func catchUp(with envelopes: [ActionEnvelope], published: State) {
         do throws(StoreError) {
             for envelope in envelopes {
                 try Fold(definition: definition).apply(envelope, to: &state, stateAt: revertTarget)
@@ -224,7 +265,7 @@ extension Writer {
 
     /// The state `@revert` restores: committed history only (store actions run in a group of
     /// their own, so everything before them is committed).
-    private func revertTarget(_ to: UInt64) throws(StoreError) -> State {
+    func revertTarget(_ to: UInt64) throws(StoreError) -> State {
         guard to <= seq else {
             throw StoreError(.seqOutOfRange, "cannot revert to \(to): the latest committed seq is \(seq)")
         }
@@ -232,7 +273,7 @@ extension Writer {
         return to == seq ? shared.withLock { $0.snapshot.state } : try timeline.state(at: to)
     }
 
-    private func failCommit(_ error: StorageError, pending: [Pending], refused: Int) {
+    func failCommit(_ error: StorageError, pending: [Pending], refused: Int, appendedToSharedLog: Bool = false) {
         logger.error("commit failed; \(pending.count) dispatches not acknowledged: \(error.message)")
         state = shared.withLock { $0.snapshot.state }  // the group's changes are not durable
         // Never carry on as if the data had reached the disk: the state stays at the last
@@ -247,7 +288,9 @@ extension Writer {
             shared.statistics.dispatchesRefused += UInt64(refused)
         }
         instruments.commitFailures.increment()
-        let failure = StoreError(.storage, "not durable, not acknowledged: \(error.message)", underlying: error)
+        let failure = appendedToSharedLog
+            ? StoreError(.storage, "in the shared log but not in this node's copy, so not acknowledged: \(error.message)", underlying: error)
+            : StoreError(.storage, "not durable, not acknowledged: \(error.message)", underlying: error)
         for (request, _) in pending {
             request.reply(.failure(failure))
         }

@@ -43,6 +43,12 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     /// Set when a commit failed and the log on disk no longer matches what the writer believes:
     /// from then on every dispatch fails with a storage error until the store is reopened.
     var poisoned: String?
+    /// With a shared log: whether this node's copy was found to agree with it (checked at the
+    /// first contact), and why it must not serve the log's store when it does not.
+    var sharedLogAgreed = false
+    var sharedLogRefusal: String?
+    /// Set by the shared log's wake-ups: follow it before the next group.
+    let sharedLogFollowWanted = Atomic<Bool>(false)
 
     init(
         definition: StoreDefinition<State>, directory: DataDirectory, options: StoreOptions, logger: Logger,
@@ -67,11 +73,18 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         statistics.replayedAtOpen = restored.replayed
         statistics.openDuration = openDuration
         statistics.lastCheckpointTime = lastCheckpointTime
+        if let sharedLog = options.sharedLog {
+            statistics.sharedLog = SharedLogStatus(location: sharedLog.location)
+        }
         instruments = StoreInstruments(factory: options.metrics)
         shared = Mutex(Shared(snapshot: StoreSnapshot(seq: restored.seq, state: restored.state), statistics: statistics))
     }
 
     func start() {
+        if let sharedLog = options.sharedLog {
+            sharedLog.watch { [weak self] latest in self?.sharedLogWoke(latest: latest) }
+            sharedLogWoke(latest: nil)  // follow (and check agreement) before anyone dispatches
+        }
         // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
         // (Before the thread starts: from then on only the writer thread touches its state.)
         if checkpointSpacing.isDue(at: seq) {
@@ -114,7 +127,8 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     /// Commits `request` on the calling thread if no other dispatch is in flight and the writer
     /// is idle; `false` (nothing done) otherwise, or once the store is closing.
     func commitAlone(_ request: DispatchRequest) -> Bool {
-        guard !request.containsStoreAction,
+        // With a shared log a commit waits for another server: never on an event loop.
+        guard !request.containsStoreAction, options.sharedLog == nil,
             inFlight.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         let committed = commitToken.withLockIfAvailable { finished -> Bool in
@@ -124,6 +138,17 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         } ?? false
         if !committed { inFlight.subtract(1, ordering: .relaxed) }
         return committed
+    }
+
+    /// Another node may have appended: have the writer follow the log before its next group (one
+    /// wake-up request queued at a time).
+    func sharedLogWoke(latest: UInt64?) {
+        if let latest {
+            noteSharedLogLatest(latest)
+            if latest <= shared.withLock({ $0.snapshot.seq }) { return }
+        }
+        guard !sharedLogFollowWanted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        _ = queue.submit(DispatchRequest(actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true, reply: { _ in }))
     }
 
     /// Waits for the writer thread to drain the queue and stop, then writes the final checkpoint.

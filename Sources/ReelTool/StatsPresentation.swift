@@ -40,10 +40,28 @@ enum StatsPresentation {
         add("connections", stats.connections.map(String.init))
         add("subscriptions", stats.subscriptions.map { byMode($0.mapValues(UInt64.init)) })
         add("subscription lag (seqs)", stats.subscriptionLag.map(byMode))
+        if let shared = stats.sharedLog {
+            add("shared log", shared.location)
+            add("shared log standing", sharedLogStanding(shared))
+            add("shared log traffic", shared.followed.map { followed in
+                "\(followed) actions followed, \(shared.conflicts ?? 0) conflicts"
+                    + (shared.lastAppendMicros.map { ", last append \(micros(UInt64(max(0, $0))))" } ?? "")
+            })
+        }
         for key in stats.other.keys.sorted() {
             add(key, stats.other[key].map { $0.stringValue ?? $0.jsonString })
         }
         return rows
+    }
+
+    private static func sharedLogStanding(_ report: SharedLogReport) -> String {
+        if let refusal = report.refusal { return "REFUSING: \(refusal)" }
+        let standing = "latest seq \(report.latestSeq), this node \(report.lag) behind"
+        switch report.reachable {
+        case true?: return "reachable, " + standing
+        case false?: return "UNREACHABLE (\(report.error ?? "no answer")), " + standing + " as last known"
+        case nil: return "not reached yet"
+        }
     }
 
     private static func latencies(_ distribution: StatsResult.Distribution) -> String {

@@ -17,6 +17,21 @@ struct RPCServerMessageTests {
         #expect(try RPCServerMessage.parse(response.encodedLine()) == .response(response))
     }
 
+    @Test func helloAndStatsCarryTheSharedLogReport() throws {
+        let report = SharedLogReport(
+            location: "postgres://reel:***@db/reel", latestSeq: 42, lag: 2, reachable: false, error: "connection refused",
+            conflicts: 3, followed: 17, lastAppendMicros: 950
+        )
+        var hello = ServerHello(version: "1", seq: 40, reducer: ReducerIdentity(name: "n", version: "v"))
+        hello.sharedLog = SharedLogReport(location: report.location, latestSeq: 42, lag: 2, reachable: true)
+        #expect(try ServerHello(result: hello.asJSON) == hello)
+        #expect(hello.asJSON["sharedLog"] == ["location": "postgres://reel:***@db/reel", "latestSeq": 42, "lag": 2, "reachable": true])
+        var stats = StatsResult(seq: 40)
+        stats.sharedLog = report
+        #expect(try StatsResult(result: stats.asJSON) == stats)
+        #expect(try ServerHello(result: ServerHello(version: "1", seq: 0, reducer: ReducerIdentity(name: "n", version: "v")).asJSON).sharedLog == nil)
+    }
+
     @Test func notificationsRoundTrip() throws {
         let envelope = ActionEnvelope(
             seq: 4, action: Action(type: "set", payload: ["v": 1]),
