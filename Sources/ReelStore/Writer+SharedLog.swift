@@ -20,11 +20,17 @@ extension Writer {
     static var maxSharedLogAttempts: Int { 64 }
     /// Entries fetched per round while following.
     static var followPage: Int { 1_000 }
+    /// Rounds of following between two groups of dispatches (a conflict follows to the end).
+    static var followPagesPerStep: Int { 10 }
 
     func commitSharedGroup(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint], sharedLog: any SharedLog) {
         var checkpoints = checkpoints
         if sharedLogFollowWanted.exchange(false, ordering: .acquiringAndReleasing) || !sharedLogAgreed {
-            try? followSharedLog(sharedLog)
+            // A bounded step, so a node far behind (restarted after a long while) keeps answering
+            // while it catches up; the rest follows at the next wake-up, queued right away.
+            if (try? followSharedLog(sharedLog, pages: Self.followPagesPerStep)) == false {
+                sharedLogWoke(latest: nil)
+            }
         }
         for attempt in 1...Self.maxSharedLogAttempts {
             let group = evaluate(requests, checkpoints: checkpoints)
@@ -115,23 +121,28 @@ extension Writer {
         }
     }
 
-    /// Applies every entry of the shared log after this node's latest seq, in order, through the
-    /// same commit and publication as local dispatches. Checks first, once, that this node's copy
-    /// agrees with the log.
-    func followSharedLog(_ sharedLog: any SharedLog) throws(SharedLogError) {
-        guard sharedLogRefusal == nil, poisoned == nil else { return }
+    /// Applies the entries of the shared log after this node's latest seq, in order, through the
+    /// same commit and publication as local dispatches, `pages` rounds at most. Checks first, once,
+    /// that this node's copy agrees with the log. Returns whether it reached the log's end.
+    @discardableResult
+    func followSharedLog(_ sharedLog: any SharedLog, pages: Int = .max) throws(SharedLogError) -> Bool {
+        guard sharedLogRefusal == nil, poisoned == nil else { return true }
         do throws(SharedLogError) {
             if !sharedLogAgreed {
                 try checkAgreement(with: sharedLog)
                 sharedLogAgreed = true
             }
-            while true {
+            for _ in 0..<pages {
                 let entries = try sharedLog.entries(after: seq, limit: Self.followPage)
-                guard !entries.isEmpty else { break }
+                guard !entries.isEmpty else {
+                    noteSharedLogReachable(latest: seq)
+                    return true
+                }
                 try apply(entries)
                 noteSharedLogReachable(latest: seq)
-                if entries.count < Self.followPage { break }
+                if entries.count < Self.followPage { return true }
             }
+            return false
         } catch {
             noteSharedLogFailure(error)
             throw error

@@ -134,6 +134,35 @@ struct SharedLogWriterTests {
         await b.close()
     }
 
+    @Test func theFirstContactWithAnEmptyLogFindsItReachable() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try node(dir, InMemorySharedLog())
+        let status = try #require(await store.sharedLogFirstContact())
+        #expect(status.reachable == true)
+        #expect(status.refusal == nil)
+        #expect(status.latestSeq == 0)
+        await store.close()
+    }
+
+    @Test func aNodeFarBehindAnswersWhileItCatchesUpInSteps() async throws {
+        let log = InMemorySharedLog()
+        let dirA = try TemporaryDirectory(), dirB = try TemporaryDirectory()
+        let a = try node(dirA, log)
+        for round in 0..<5 {
+            let batch = (0..<5_000).map { set("/r\(round)", .int(Int64($0))) }
+            _ = try await a.dispatch(batch: batch)
+        }
+        let b = try node(dirB, log)
+        // The first step follows at most 10 pages of 1,000: b answers before it has all 25,000.
+        let first = try #require(await b.sharedLogFirstContact())
+        #expect(first.reachable == true)
+        try await waitUntil("b follows to the end") { b.snapshot.seq == 25_000 }
+        #expect(b.snapshot.state == a.snapshot.state)
+        #expect(b.statistics.sharedLogFollowed == 25_000)
+        await a.close()
+        await b.close()
+    }
+
     @Test func aNodeBehindLosesTheRaceFollowsAndEvaluatesAgain() async throws {
         let log = InMemorySharedLog()
         let dirA = try TemporaryDirectory(), dirB = try TemporaryDirectory()
