@@ -15,9 +15,12 @@ import ReelStorage
 /// Following (``followSharedLog()``) applies other nodes' entries in seq order through the same
 /// commit and publication as local dispatches, so subscribers see every action, whoever took it.
 extension Writer {
-    /// How many times a group is evaluated again after losing the race to another node before its
-    /// dispatches are refused as not acknowledged.
-    static var maxSharedLogAttempts: Int { 64 }
+    /// How long a group keeps being evaluated again after losing the race to other nodes before
+    /// its dispatches are refused as not acknowledged. A node that lost follows the log (a fetch
+    /// and a local sync) before it tries again, so under heavy contention from several nodes it
+    /// can lose dozens of times in a row (BENCHMARKS.md, "The shared log"): a count of tries would
+    /// turn that latency into errors.
+    static var sharedLogRetryBudget: Duration { .seconds(10) }
     /// Entries fetched per round while following.
     static var followPage: Int { 1_000 }
     /// Rounds of following between two groups of dispatches (a conflict follows to the end).
@@ -32,14 +35,17 @@ extension Writer {
                 sharedLogWoke(latest: nil)
             }
         }
-        for attempt in 1...Self.maxSharedLogAttempts {
+        let deadline = ContinuousClock.now + Self.sharedLogRetryBudget
+        var attempts = 0
+        while ContinuousClock.now < deadline || attempts == 0 {
+            attempts += 1
             let group = evaluate(requests, checkpoints: checkpoints)
             if group.batch.envelopes.isEmpty {
                 // Nothing to append. A refusal was decided against this node's latest state: valid
                 // only if that is the log's latest too (an `expectedSeq` taken from another node
                 // may be ahead of this one).
-                if group.refusesSome, sharedLogAgreed, let latest = try? sharedLog.latestSeq(), latest > seq,
-                    attempt < Self.maxSharedLogAttempts
+                if group.refusesSome, sharedLogAgreed, ContinuousClock.now < deadline, let latest = try? sharedLog.latestSeq(),
+                    latest > seq
                 {
                     noteSharedLogLatest(latest)
                     if (try? followSharedLog(sharedLog)) != nil, seq >= latest { continue }
@@ -82,6 +88,7 @@ extension Writer {
                 checkpoints = []  // stored with the followed entries
                 continue
             }
+            sharedLogAppendedThrough.store(group.workingSeq, ordering: .releasing)
             noteSharedLogReachable(latest: group.workingSeq)
             let appendDuration = ContinuousClock.now - appendStarted
             shared.withLock { $0.statistics.sharedLog?.lastAppendMicros = Int(appendDuration.nanoseconds / 1_000) }
@@ -90,13 +97,16 @@ extension Writer {
             return
         }
         let group = evaluate(requests, checkpoints: [])
-        refuseGroup(group, because: "other nodes kept appending first (\(Self.maxSharedLogAttempts) tries); not acknowledged, try again")
+        refuseGroup(group, because: "other nodes kept appending first (\(attempts) tries in \(Self.sharedLogRetryBudget)); not acknowledged, try again")
     }
 
     /// Answers every request of an evaluated group that was not made durable: refusals and
     /// duplicates as evaluated, accepted ones with a storage error; the writer's copy goes back to
     /// the published state.
     private func refuseGroup(_ group: GroupEvaluation, because reason: String) {
+        if !group.pending.isEmpty {
+            logger.warning("\(group.pending.count) dispatches not acknowledged: \(reason)")
+        }
         state = shared.withLock { $0.snapshot.state }
         group.sendAnswers()
         let failure = StoreError(.storage, reason)

@@ -49,6 +49,9 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     var sharedLogRefusal: String?
     /// Set by the shared log's wake-ups: follow it before the next group.
     let sharedLogFollowWanted = Atomic<Bool>(false)
+    /// The last seq this node appended to the shared log: its own appends' notifications, which
+    /// may arrive before the local commit, are no reason to follow.
+    let sharedLogAppendedThrough = Atomic<UInt64>(0)
 
     init(
         definition: StoreDefinition<State>, directory: DataDirectory, options: StoreOptions, logger: Logger,
@@ -145,7 +148,8 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     func sharedLogWoke(latest: UInt64?) {
         if let latest {
             noteSharedLogLatest(latest)
-            if latest <= shared.withLock({ $0.snapshot.seq }) { return }
+            let known = max(shared.withLock { $0.snapshot.seq }, sharedLogAppendedThrough.load(ordering: .acquiring))
+            if latest <= known { return }
         }
         guard !sharedLogFollowWanted.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = queue.submit(DispatchRequest(actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true, reply: { _ in }))
