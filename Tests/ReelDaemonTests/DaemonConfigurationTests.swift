@@ -203,7 +203,7 @@ struct DaemonConfigurationTests {
         let help = DaemonConfiguration.helpText
         for flag in ["--data-dir", "--socket", "--config", "--checkpoint-every", "--log-level", "--socket-mode", "--socket-group",
                      "--max-line-bytes", "--max-connections", "--max-subscriptions", "--idle-timeout", "--max-map-size",
-                     "--allow-read", "--allow-dispatch", "--allow-admin", "REEL_DATA_DIR", "STATE_DIRECTORY"] {
+                     "--allow-read", "--allow-dispatch", "--allow-admin", "--metrics", "--shared-log", "REEL_DATA_DIR", "STATE_DIRECTORY"] {
             #expect(help.contains(flag), "help lacks \(flag)")
         }
     }
@@ -216,6 +216,29 @@ struct DaemonConfigurationTests {
         let off = try await Self.load(["--metrics", "off"], environment: ["REEL_METRICS": "127.0.0.1:1"])
         #expect(off.metrics == nil)
         #expect(off.loggingMetadata["metrics"] == "off (flag --metrics)")
+    }
+
+    @Test func theSharedLogComesFromAFlagTheEnvironmentOrTheConfigFileAndHidesItsPassword() async throws {
+        #expect(try await Self.load().sharedLog == nil)
+        let url = "postgres://reel:s3cret@db.example:5432/reel"
+        let fromFlag = try await Self.load(["--shared-log", url])
+        #expect(fromFlag.sharedLog == url)
+        #expect(fromFlag.redactedSharedLog == "postgres://reel:***@db.example:5432/reel")
+        #expect(fromFlag.loggingMetadata["shared-log"] == "postgres://reel:***@db.example:5432/reel (flag --shared-log)")
+        #expect("\(fromFlag.loggingMetadata)".contains("s3cret") == false)
+        let fromEnvironment = try await Self.load(environment: ["REEL_SHARED_LOG": "postgresql://reel@db/reel"])
+        #expect(fromEnvironment.sharedLog == "postgresql://reel@db/reel")
+        #expect(fromEnvironment.sources["shared-log"] == .environment("REEL_SHARED_LOG"))
+        let dir = try TemporaryDirectory()
+        let file = dir.sub("reeld.yaml")
+        try "shared-log: postgres://reel@from-file/reel\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let fromFile = try await Self.load(["--config", file])
+        #expect(fromFile.sharedLog == "postgres://reel@from-file/reel")
+        #expect(fromFile.sources["shared-log"] == .configFile(path: file, key: "shared-log"))
+        #expect(try await Self.load(["--shared-log", "off"], environment: ["REEL_SHARED_LOG": url]).sharedLog == nil)
+        let error = await #expect(throws: StartupError.self) { try await Self.load(["--shared-log", "mysql://db/reel"]) }
+        #expect(error?.code == .invalidSetting)
+        #expect(error?.description.contains("postgres://") == true)
     }
 
     @Test func versionIsOneLineWithTheProtocol() async throws {

@@ -123,6 +123,20 @@ import Testing
         let server = try await PostgresServer.shared()
         let cluster = try Cluster(url: try await server.createDatabase("three_nodes"), nodes: 3)
         try await cluster.start()
+        // A subscriber of node 2 sees every action, in order, whichever node took it.
+        let subscriber = Task {
+            try await TestConnection.open(socketPath: cluster.nodes[2].socketPath) { connection in
+                let answer = try await connection.request(1, "subscribe", ["mode": "actions", "since": 0])
+                guard answer["result"]?["subscription"] != nil else { throw SpawnError("subscribe failed: \(answer)") }
+                var seqs: [Int64] = []
+                while seqs.last != 360 {
+                    let update = try await connection.receive()
+                    guard case .array(let actions)? = update["params"]?["actions"] else { continue }
+                    seqs += actions.compactMap { $0["seq"]?.intValue }
+                }
+                return seqs
+            }
+        }
         let outcomes = await withTaskGroup(of: Outcome.self) { group in
             for (index, node) in cluster.nodes.enumerated() {
                 for client in 0..<3 {
@@ -135,6 +149,7 @@ import Testing
         #expect(acknowledged.count == 360, "refused: \(outcomes.flatMap(\.refusedCodes))")
         #expect(Set(acknowledged.values).count == acknowledged.count, "two dispatches were given one seq")
         try await Self.expectOneHistory(cluster, acknowledged: acknowledged, latest: 360)
+        #expect(try await subscriber.value == Array(1...360))
         let hello = try await Self.call(cluster.nodes[1].socketPath, "hello")
         #expect(hello["result"]?["sharedLog"]?["lag"] == 0)
         #expect(hello["result"]?["sharedLog"]?["reachable"] == true)
