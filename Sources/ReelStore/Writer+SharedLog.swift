@@ -85,7 +85,6 @@ extension Writer {
                     refuseGroup(group, because: "another node appended first and the shared log could not be followed: \(error.message); not acknowledged")
                     return
                 }
-                checkpoints = []  // stored with the followed entries
                 continue
             }
             sharedLogAppendedThrough.store(group.workingSeq, ordering: .releasing)
@@ -116,6 +115,11 @@ extension Writer {
             shared.statistics.dispatchesRefused += UInt64(group.refused)
         }
         instruments.commitFailures.increment()
+        if !group.batch.checkpoints.isEmpty {
+            // Checkpoints of committed seqs: still worth storing (a long outage would otherwise
+            // drop every one encoded meanwhile).
+            commitAndPublish(GroupEvaluation(batch: CommitBatch(checkpoints: group.batch.checkpoints), workingSeq: seq))
+        }
     }
 
     /// The shared log's entries for a batch: the records the local log stores, the idempotency
