@@ -206,6 +206,38 @@ import Testing
         await cluster.stop()
     }
 
+    @Test func aNodeKilledBetweenPostgresAndItsOwnCopyLeavesTheActionToFollowingAndARetryIsADuplicate() async throws {
+        let server = try await PostgresServer.shared()
+        let url = try await server.createDatabase("between_commits")
+        let directory = try TemporaryDirectory("reel-cluster")
+        let other = SpawnedDaemon(dataDirectory: directory.sub("b"), socketPath: directory.sub("b.sock"), extraArguments: ["--shared-log", url])
+        // The third commit of node a dies after PostgreSQL took the group, before a's journal has it.
+        let dying = SpawnedDaemon(
+            dataDirectory: directory.sub("a"), socketPath: directory.sub("a.sock"), extraArguments: ["--shared-log", url],
+            environment: ["REEL_CRASH_POINT": "commit.before@3"]
+        )
+        try await other.start()
+        try await dying.start()
+        func set(_ value: Int64, key: String) -> JSONValue {
+            ["action": ["type": "set", "payload": ["path": "/v", "value": .int(value)]], "idempotencyKey": .string(key)]
+        }
+        #expect(try await Self.call(dying.socketPath, "dispatch", set(1, key: "k1"))["result"] == ["seq": 1])
+        #expect(try await Self.call(dying.socketPath, "dispatch", set(2, key: "k2"))["result"] == ["seq": 2])
+        let unanswered = try? await Self.call(dying.socketPath, "dispatch", set(3, key: "k3"))
+        #expect(unanswered?["result"] == nil, "answered although the node died before its copy had it: \(String(describing: unanswered))")
+        try await waitUntil("node a dies at the crash point") { dying.processIdentifier == 0 }
+        // The action is in the shared log all the same: the other node follows it.
+        try await waitUntil("b follows seq 3", timeout: .seconds(20)) { try await Self.seq(other.socketPath) == 3 }
+        let restarted = SpawnedDaemon(dataDirectory: directory.sub("a"), socketPath: directory.sub("a.sock"), extraArguments: ["--shared-log", url])
+        try await restarted.start()
+        // The client's retry with the same key: the first dispatch's seq, nothing applied twice.
+        #expect(try await Self.call(restarted.socketPath, "dispatch", set(3, key: "k3"))["result"] == ["duplicate": true, "seq": 3])
+        #expect(try await Self.history(restarted.socketPath) == Self.history(other.socketPath))
+        #expect(try await Self.call(restarted.socketPath, "get")["result"] == ["seq": 3, "value": ["v": 3]])
+        _ = try await restarted.stop()
+        _ = try await other.stop()
+    }
+
     @Test func postgresStoppedUnderLoadRefusesThenResumesAndLosesNothing() async throws {
         // A server of its own: this one is stopped.
         let server = try await PostgresServer.launch()
