@@ -69,7 +69,9 @@ public enum Daemon {
         defer { lock.release() }
         let placement = SocketPlacement(configuration: configuration)
         if activation == nil { _ = try placement.prepare() }
-        let metrics = configuration.metrics.map { _ in DaemonMetrics(maxMapSize: configuration.maxMapSize) }
+        let metrics = configuration.metrics.map { _ in
+            DaemonMetrics(maxMapSize: configuration.maxMapSize, sharedLog: configuration.sharedLog != nil)
+        }
         var storeOptions = configuration.storeOptions
         if let metrics { storeOptions.metrics = metrics.factory }
         let notifier = SystemdNotifier(environment: environment)

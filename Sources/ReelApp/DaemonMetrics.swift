@@ -31,9 +31,29 @@ final class DaemonMetrics: Sendable {
     private let lastCheckpointAge: Gauge
     private let openDuration: Gauge
     private let replayedAtOpen: Gauge
+    /// With `--shared-log` only (a node of a cluster).
+    private let sharedLog: SharedLogGauges?
 
-    /// - Parameter maxMapSize: the map's limit (`max-map-size`), reported as `reel_map_max_bytes`.
-    init(maxMapSize: Int) {
+    /// How a node stands in the shared log: `reel_shared_log_latest_seq`, `reel_shared_log_lag_seqs`,
+    /// `reel_shared_log_reachable` (1 or 0) and `reel_shared_log_refusing` (1 when this node's copy
+    /// disagrees with the log and it refuses dispatches).
+    private struct SharedLogGauges: Sendable {
+        let latest: Gauge, lag: Gauge, reachable: Gauge, refusing: Gauge
+
+        init(_ registry: PrometheusCollectorRegistry) {
+            latest = registry.makeGauge(name: "reel_shared_log_latest_seq", help: "The latest seq this node knows the shared log to have.")
+            lag = registry.makeGauge(name: "reel_shared_log_lag_seqs", help: "How many seqs this node's copy is behind the shared log.")
+            reachable = registry.makeGauge(name: "reel_shared_log_reachable", help: "1 while the shared log answers, 0 while it does not.")
+            refusing = registry.makeGauge(
+                name: "reel_shared_log_refusing", help: "1 when this node's copy disagrees with the shared log and it refuses dispatches."
+            )
+        }
+    }
+
+    /// - Parameters:
+    ///   - maxMapSize: the map's limit (`max-map-size`), reported as `reel_map_max_bytes`.
+    ///   - sharedLog: whether the daemon follows a shared log (its gauges exist only then).
+    init(maxMapSize: Int, sharedLog: Bool = false) {
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -70,6 +90,7 @@ final class DaemonMetrics: Sendable {
         )
         openDuration = registry.makeGauge(name: "reel_open_duration_seconds", help: "How long restoring the state took at startup.")
         replayedAtOpen = registry.makeGauge(name: "reel_replayed_at_open_actions", help: "Actions replayed at startup.")
+        self.sharedLog = sharedLog ? SharedLogGauges(registry) : nil
     }
 
     /// Sets the gauges from the store, its data directory's map and the server.
@@ -88,5 +109,11 @@ final class DaemonMetrics: Sendable {
         let (seconds, attoseconds) = statistics.openDuration.components
         openDuration.set(Double(seconds) + Double(attoseconds) / 1e18)
         replayedAtOpen.set(Double(statistics.replayedAtOpen))
+        if let gauges = sharedLog, let status = statistics.sharedLog {
+            gauges.latest.set(Double(max(status.latestSeq, statistics.seq)))
+            gauges.lag.set(Double(status.lag(localSeq: statistics.seq)))
+            gauges.reachable.set(status.reachable == true ? 1.0 : 0.0)
+            gauges.refusing.set(status.refusal == nil ? 0.0 : 1.0)
+        }
     }
 }

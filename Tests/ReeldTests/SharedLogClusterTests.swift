@@ -14,15 +14,20 @@ import Testing
         let url: String
         var nodes: [SpawnedDaemon] = []
 
+        /// Node `i` serves its metrics at `metricsSocket(i)`.
         init(url: String, nodes count: Int) throws {
             directory = try TemporaryDirectory("reel-cluster")
             self.url = url
             for index in 0..<count {
                 nodes.append(SpawnedDaemon(
                     dataDirectory: directory.sub("node\(index)"), socketPath: directory.sub("node\(index).sock"),
-                    extraArguments: ["--shared-log", url]
+                    extraArguments: ["--shared-log", url, "--metrics", "unix:" + directory.sub("metrics\(index).sock")]
                 ))
             }
+        }
+
+        func metrics(_ index: Int) throws -> String {
+            try HTTPGet.request(.unix(path: directory.sub("metrics\(index).sock"))).body
         }
 
         func start() async throws {
@@ -269,6 +274,7 @@ import Testing
         #expect(during["result"]?["seq"] != nil)
         let hello = try await Self.call(cluster.nodes[1].socketPath, "hello")
         #expect(hello["result"]?["sharedLog"]?["reachable"] == false, "\(hello)")
+        #expect(HTTPGet.sample(try cluster.metrics(1), "reel_shared_log_reachable") == 0)
         try await server.start()
         let resumedAt = try await Self.seq(cluster.nodes[0].socketPath)
         try await waitUntil("dispatches acknowledged again after the outage", timeout: .seconds(30)) {
@@ -281,6 +287,11 @@ import Testing
         #expect(Set(all.flatMap(\.refusedCodes)).isSubset(of: [1010]))
         let latest = try await Self.seq(cluster.nodes[0].socketPath)
         try await Self.expectOneHistory(cluster, acknowledged: acknowledged, latest: latest)
+        let scraped = try cluster.metrics(1)
+        #expect(HTTPGet.sample(scraped, "reel_shared_log_reachable") == 1)
+        #expect(HTTPGet.sample(scraped, "reel_shared_log_lag_seqs") == 0)
+        #expect(HTTPGet.sample(scraped, "reel_shared_log_latest_seq") == Double(latest))
+        #expect(HTTPGet.sample(scraped, "reel_shared_log_refusing") == 0)
         await cluster.stop()
     }
 
