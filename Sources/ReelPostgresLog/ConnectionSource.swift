@@ -22,6 +22,9 @@ final class ConnectionSource: @unchecked Sendable {
     private var idle: [(connection: PostgresConnection, since: ContinuousClock.Instant)] = []
     private var closed = false
     private var nextID = 1
+    /// During an exclusive turn: the connection holding the turn's session lock, which every call
+    /// uses until the turn ends (an append on another connection would wait for the turn itself).
+    private var pinned: PostgresConnection?
 
     /// Connections kept open between calls.
     static let maximumIdle = 4
@@ -73,8 +76,11 @@ final class ConnectionSource: @unchecked Sendable {
     func shutdown() {
         let connections = lock.withLock {
             closed = true
-            defer { idle.removeAll() }
-            return idle.map(\.connection)
+            defer {
+                idle.removeAll()
+                pinned = nil
+            }
+            return idle.map(\.connection) + (pinned.map { [$0] } ?? [])
         }
         connections.forEach(Self.close)
     }
@@ -96,7 +102,29 @@ final class ConnectionSource: @unchecked Sendable {
         }
     }
 
+    /// Keeps `connection` for every call from now on, until ``unpin()``.
+    func pin(_ connection: PostgresConnection) {
+        lock.withLock { pinned = connection }
+    }
+
+    /// Ends ``pin(_:)``: the connection, if still open, goes back among the idle ones.
+    @discardableResult
+    func unpin() -> PostgresConnection? {
+        let connection = lock.withLock {
+            defer { pinned = nil }
+            return pinned
+        }
+        if let connection { giveBack(connection) }
+        return connection
+    }
+
     private func take() async throws(PostgresFailure) -> (PostgresConnection, reused: Bool) {
+        if let pinned = lock.withLock({ pinned }) {
+            guard !pinned.isClosed else {
+                throw PostgresFailure.connection(reason: "the connection holding this node's turn was lost")
+            }
+            return (pinned, true)
+        }
         var stale: [PostgresConnection] = []
         let found: PostgresConnection? = lock.withLock {
             let now = ContinuousClock.now
@@ -113,6 +141,7 @@ final class ConnectionSource: @unchecked Sendable {
 
     private func giveBack(_ connection: PostgresConnection) {
         let kept = lock.withLock {
+            if pinned === connection { return true }  // stays pinned, not idle
             guard !closed, !connection.isClosed, idle.count < Self.maximumIdle else { return false }
             idle.append((connection, .now))
             return true

@@ -66,9 +66,10 @@ public final class PostgresSharedLog: SharedLog, @unchecked Sendable {
     /// transaction of several statements when a batch is too large for one):
     ///
     /// ```sql
-    /// WITH inserted AS (
+    /// WITH turn AS (SELECT pg_advisory_xact_lock_shared(<turn lock>) AS taken),
+    /// inserted AS (
     ///     INSERT INTO reel_log (seq, record, type, idempotency_key)
-    ///     SELECT * FROM (VALUES (…), (…)) AS entry (seq, record, type, idempotency_key)
+    ///     SELECT entry.* FROM (VALUES (…), (…)) AS entry (seq, record, type, idempotency_key), turn
     ///     WHERE <first> = 1 OR EXISTS (SELECT 1 FROM reel_log WHERE seq = <first> - 1)
     ///     RETURNING seq
     /// ), notified AS (SELECT pg_notify('reel_log', '<last>') FROM inserted LIMIT 1)
@@ -168,6 +169,31 @@ public final class PostgresSharedLog: SharedLog, @unchecked Sendable {
         }
     }
 
+    /// A session-level advisory lock, exclusive, on a connection that every call of the turn
+    /// uses: every append statement takes the same lock shared for its transaction (see
+    /// ``appendStatement(_:)``), so appends of other nodes wait until the turn ends; this node's
+    /// own append, on the same session, does not wait for itself. Other nodes' reads are not held
+    /// up. The lock goes with its connection: a turn whose connection is lost has ended.
+    public func beginExclusiveTurn() throws(SharedLogError) {
+        let connections = connections
+        try call("take an exclusive turn", retryIfStale: true) { session in
+            try await session.query("SELECT pg_advisory_lock(\(Self.turnLock))")
+            connections.pin(session.connection)
+        }
+    }
+
+    public func endExclusiveTurn() {
+        let connections = connections
+        _ = try? call("end the exclusive turn", retryIfStale: false) { session in
+            defer { connections.unpin() }
+            try await session.query("SELECT pg_advisory_unlock(\(Self.turnLock))")
+        }
+        connections.unpin()
+    }
+
+    /// The advisory lock of a turn ("reel_turn"), apart from the schema's.
+    static let turnLock: Int64 = 0x7265_656C_5F74_726E
+
     /// Wake-ups come from the log's own executor: `wake` should only signal (the writer thread,
     /// say), and must not call this log, which would block the very executor the call needs.
     public func watch(_ wake: @escaping @Sendable (_ latestSeq: UInt64?) -> Void) {
@@ -243,10 +269,15 @@ public final class PostgresSharedLog: SharedLog, @unchecked Sendable {
         let first = "$\(entries.count * 4 + 1)", last = "$\(entries.count * 4 + 2)"
         bindings.append(Int64(entries.first!.seq))
         bindings.append(String(entries.last!.seq))
+        // `turn` waits while another node holds an exclusive turn (``beginExclusiveTurn()``); the
+        // insert reads from it, so it runs first. The predecessor check keeps the statement's
+        // snapshot, taken before any wait: a predecessor visible then still exists, and an entry
+        // the turn added meanwhile is found by the primary key's check, as a conflict.
         let sql = """
-            WITH inserted AS (
+            WITH turn AS (SELECT pg_advisory_xact_lock_shared(\(turnLock)) AS taken),
+            inserted AS (
                 INSERT INTO reel_log (seq, record, type, idempotency_key)
-                SELECT * FROM (VALUES \(values)) AS entry (seq, record, type, idempotency_key)
+                SELECT entry.* FROM (VALUES \(values)) AS entry (seq, record, type, idempotency_key), turn
                 WHERE \(first) = 1 OR EXISTS (SELECT 1 FROM reel_log WHERE seq = \(first) - 1)
                 RETURNING seq
             ), notified AS (SELECT pg_notify('\(NotificationWatcher.channel)', \(last)) FROM inserted LIMIT 1)

@@ -42,6 +42,21 @@ public protocol SharedLog: AnyObject, Sendable {
 
     /// Stops watching and lets go of connections. Later calls throw.
     func close()
+
+    /// Starts this node's exclusive turn: until ``endExclusiveTurn()``, no other node's append
+    /// takes effect (theirs wait, then find the seq taken), so what this node reads and then
+    /// appends cannot lose the race. For a node that keeps losing to busier ones; optional (the
+    /// default does nothing, and the race is then only retried).
+    func beginExclusiveTurn() throws(SharedLogError)
+
+    /// Ends the turn ``beginExclusiveTurn()`` started (if it did); never throws: a turn whose
+    /// connection is gone has ended anyway.
+    func endExclusiveTurn()
+}
+
+extension SharedLog {
+    public func beginExclusiveTurn() throws(SharedLogError) {}
+    public func endExclusiveTurn() {}
 }
 
 /// One action in the shared log.

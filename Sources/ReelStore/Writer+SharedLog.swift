@@ -21,6 +21,9 @@ extension Writer {
     /// can lose dozens of times in a row (BENCHMARKS.md, "The shared log"): a count of tries would
     /// turn that latency into errors.
     static var sharedLogRetryBudget: Duration { .seconds(10) }
+    /// Conflicts in a row after which a group is retried in an exclusive turn of this node
+    /// (``SharedLog/beginExclusiveTurn()``), which it cannot lose.
+    static var conflictsBeforeATurn: Int { 8 }
     /// Entries fetched per round while following.
     static var followPage: Int { 1_000 }
     /// Rounds of following between two groups of dispatches (a conflict follows to the end).
@@ -37,6 +40,9 @@ extension Writer {
         }
         let deadline = ContinuousClock.now + Self.sharedLogRetryBudget
         var attempts = 0
+        var conflicts = 0
+        var inTurn = false
+        defer { if inTurn { sharedLog.endExclusiveTurn() } }
         while ContinuousClock.now < deadline || attempts == 0 {
             attempts += 1
             let group = evaluate(requests, checkpoints: checkpoints)
@@ -79,13 +85,25 @@ extension Writer {
                 // state, follow the log to its end, and evaluate the whole group again.
                 state = shared.withLock { $0.snapshot.state }
                 shared.withLock { $0.statistics.sharedLogConflicts += 1 }
+                conflicts += 1
                 do throws(SharedLogError) {
+                    if conflicts >= Self.conflictsBeforeATurn && !inTurn {
+                        // Busier nodes keep winning: follow and append again where none of
+                        // them can append in between.
+                        try sharedLog.beginExclusiveTurn()
+                        inTurn = true
+                    }
                     try followSharedLog(sharedLog)
                 } catch {
                     refuseGroup(group, because: "another node appended first and the shared log could not be followed: \(error.message); not acknowledged")
                     return
                 }
                 continue
+            }
+            if inTurn {
+                // Others may append again at once: this node's own commit does not need the turn.
+                sharedLog.endExclusiveTurn()
+                inTurn = false
             }
             sharedLogAppendedThrough.store(group.workingSeq, ordering: .releasing)
             noteSharedLogReachable(latest: group.workingSeq)

@@ -147,6 +147,38 @@ import Testing
         #expect(try await onThread { try second.append([Self.entry(3, "second's turn")]) } == .appended)
     }
 
+    /// During a node's exclusive turn, another node's append waits; it goes on when the turn
+    /// ends, and finds the seq the turn took.
+    @Test func anExclusiveTurnHoldsOtherNodesAppendsUntilItEnds() async throws {
+        let (holder, url) = try await Self.freshLog("turn")
+        let other = try PostgresSharedLog(url: url, logger: Self.logger())
+        defer { holder.close(); other.close() }
+        #expect(try await onThread { try holder.append([Self.entry(1, "before")]) } == .appended)
+        try await onThread { try holder.beginExclusiveTurn() }
+        let waiting = Task { try await onThread { try other.append([Self.entry(2, "other's")]) } }
+        try await Task.sleep(for: .milliseconds(300))
+        // Reads are not held up, and the holder's own append goes through in its turn.
+        #expect(try await onThread { try other.latestSeq() } == 1)
+        #expect(try await onThread { try holder.append([Self.entry(2, "holder's")]) } == .appended)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await onThread { try holder.entries(after: 1, limit: 5) } == [Self.entry(2, "holder's")])
+        try await onThread { holder.endExclusiveTurn() }
+        #expect(try await waiting.value == .conflict)
+        // After the turn, both append as before (the holder's connection went back to the pool).
+        #expect(try await onThread { try other.append([Self.entry(3, "other's")]) } == .appended)
+        #expect(try await onThread { try holder.append([Self.entry(4, "holder's again")]) } == .appended)
+    }
+
+    /// A turn whose holder dies (its connection closed) ends with it.
+    @Test func aTurnEndsWithItsHoldersConnection() async throws {
+        let (holder, url) = try await Self.freshLog("turn_lost")
+        let other = try PostgresSharedLog(url: url, logger: Self.logger())
+        defer { other.close() }
+        try await onThread { try holder.beginExclusiveTurn() }
+        holder.close()
+        #expect(try await onThread { try other.append([Self.entry(1, "after the holder went")]) } == .appended)
+    }
+
     @Test func anAppendThatWouldLeaveAGapIsRefused() async throws {
         let (log, _) = try await Self.freshLog("gap")
         defer { log.close() }

@@ -18,6 +18,10 @@ final class InMemorySharedLog: SharedLog, @unchecked Sendable {
         var available = true
         var watchers: [@Sendable (UInt64?) -> Void] = []
         var appends = 0
+        /// Appends of "another node" slipped in before each of the next appends, while no turn is held.
+        var interlopers = 0
+        var inTurn = false
+        var turnsTaken = 0
     }
 
     private let contents = Mutex(Contents())
@@ -31,6 +35,26 @@ final class InMemorySharedLog: SharedLog, @unchecked Sendable {
     }
 
     var entries: [SharedLogEntry] { contents.withLock { $0.entries } }
+    var turnsTaken: Int { contents.withLock { $0.turnsTaken } }
+
+    /// Before each of the next `count` appends (outside a turn), another node appends first.
+    func interlope(_ count: Int) { contents.withLock { $0.interlopers = count } }
+
+    func beginExclusiveTurn() throws(SharedLogError) {
+        try check()
+        contents.withLock { $0.inTurn = true; $0.turnsTaken += 1 }
+    }
+
+    func endExclusiveTurn() { contents.withLock { $0.inTurn = false } }
+
+    /// An entry as another node would have appended it: a `set` of `/other`.
+    static func othersEntry(seq: UInt64) -> SharedLogEntry {
+        let envelope = ActionEnvelope(
+            seq: seq, action: Action(type: "set", payload: ["path": "/other", "value": .int(Int64(seq))]),
+            time: .now(), peer: Peer(uid: 1, gid: 1, pid: 1)
+        )
+        return SharedLogEntry(seq: seq, record: EnvelopeCodec.encode(envelope), type: "set")
+    }
     var appends: Int { contents.withLock { $0.appends } }
 
     private func check() throws(SharedLogError) {
@@ -49,6 +73,10 @@ final class InMemorySharedLog: SharedLog, @unchecked Sendable {
         try check()
         let (outcome, latest, watchers) = contents.withLock { contents -> (SharedLogAppendOutcome, UInt64, [@Sendable (UInt64?) -> Void]) in
             contents.appends += 1
+            if contents.interlopers > 0 && !contents.inTurn {
+                contents.interlopers -= 1
+                contents.entries.append(Self.othersEntry(seq: UInt64(contents.entries.count) + 1))
+            }
             let latest = UInt64(contents.entries.count)
             let claimed = entries.compactMap(\.claimedKey)
             if let first = entries.first?.seq, first > latest + 1 {
@@ -129,7 +157,7 @@ struct SharedLogWriterTests {
         #expect(b.snapshot.state == a.snapshot.state)
         #expect(try history(a) == history(b))
         #expect(log.entries.map(\.seq) == [1, 2, 3, 4])
-        #expect(b.statistics.sharedLogFollowed == 3)
+        try await waitUntil("b counts what it followed") { b.statistics.sharedLogFollowed == 3 }
         await a.close()
         await b.close()
     }
@@ -158,9 +186,27 @@ struct SharedLogWriterTests {
         #expect(first.reachable == true)
         try await waitUntil("b follows to the end") { b.snapshot.seq == 25_000 }
         #expect(b.snapshot.state == a.snapshot.state)
-        #expect(b.statistics.sharedLogFollowed == 25_000)
+        // (Counted just after each publication.)
+        try await waitUntil("b counts what it followed") { b.statistics.sharedLogFollowed == 25_000 }
         await a.close()
         await b.close()
+    }
+
+    @Test func aNodeThatKeepsLosingTakesAnExclusiveTurn() async throws {
+        let log = InMemorySharedLog()
+        let dir = try TemporaryDirectory()
+        let store = try node(dir, log)
+        _ = await store.sharedLogFirstContact()
+        log.interlope(9)
+        // Another node gets in first 8 times; then this node's turn keeps the 9th out.
+        #expect(try await store.dispatch(set("/mine", 1)).seq == 9)
+        #expect(log.turnsTaken == 1)
+        #expect(store.statistics.sharedLogConflicts == 8)
+        #expect(store.snapshot.state == ["other": 8, "mine": 1])
+        // Outside the turn the other node goes on: its 9th append comes first.
+        #expect(try await store.dispatch(set("/mine", 2)).seq == 11)
+        #expect(log.turnsTaken == 1)
+        await store.close()
     }
 
     @Test func aNodeBehindLosesTheRaceFollowsAndEvaluatesAgain() async throws {
