@@ -316,6 +316,20 @@ import Testing
         #expect(stderr.contains("differs from the shared log's"), "\(stderr)")
     }
 
+    @Test func aNodeStartsWithoutPostgresServesReadsAndRefusesDispatches() async throws {
+        let dir = try TemporaryDirectory()
+        let nowhere = "postgres://reel@127.0.0.1:\(try PostgresServer.freePort())/reel"
+        let node = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("s.sock"), extraArguments: ["--shared-log", nowhere])
+        try await node.start()
+        let hello = try await Self.call(node.socketPath, "hello")
+        #expect(hello["result"]?["sharedLog"]?["reachable"] == false, "\(hello)")
+        #expect(hello["result"]?["sharedLog"]?["error"]?.stringValue?.contains("connection refused") == true, "\(hello)")
+        let refused = try await Self.call(node.socketPath, "dispatch", ["action": ["type": "set", "payload": ["path": "/a", "value": 1]]])
+        #expect(refused["error"]?["code"] == 1010, "\(refused)")
+        #expect(try await Self.call(node.socketPath, "get")["result"] == ["seq": 0, "value": [:]])
+        #expect(try await node.stop() == 0)
+    }
+
     @Test func aBadSharedLogURLIsRefusedAtStart() async throws {
         let dir = try TemporaryDirectory()
         let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("s.sock"), extraArguments: ["--shared-log", "mysql://x"])
