@@ -380,9 +380,17 @@ import Testing
         let server = try await PostgresServer.launch()
         defer { server.shutdown() }
         let url = try await server.createDatabase("hung")
+        // The tables made with the usual timeout: on a machine busy with every other test, 0.7 s
+        // may not be enough for creating them.
+        let maker = try PostgresSharedLog(url: url, logger: Self.logger())
+        _ = try await onThread { try maker.prepare(reducer: Self.reducer) }
+        maker.close()
         let log = try PostgresSharedLog(url: url, logger: Self.logger(), callTimeout: .milliseconds(700))
         defer { log.close() }
-        _ = try await onThread { try log.prepare(reducer: Self.reducer) }
+        // An open connection to hang on (a first call may itself take longer than 0.7 s here).
+        try await waitUntil("a first answer within 0.7 s", timeout: .seconds(20)) {
+            (try? await onThread { try log.latestSeq() }) == 0
+        }
         try server.freeze()
         for call in ["on the open connection", "on a new connection"] {
             let started = ContinuousClock.now
