@@ -258,7 +258,7 @@ import Testing
         try await waitUntil("several polls", timeout: .seconds(10)) { wakes.all.count >= 5 }
         let started = ContinuousClock.now
         log.close()
-        #expect(started.duration(to: .now) < .milliseconds(1_500), "close stops the watcher promptly")
+        #expect(started.duration(to: .now) < .seconds(5), "close stops the watcher promptly")
         let count = wakes.all.count
         try await Task.sleep(for: .milliseconds(200))
         #expect(wakes.all.count == count, "no wake-up after close")
@@ -275,8 +275,8 @@ import Testing
         let server = try await PostgresServer.launch()
         defer { server.shutdown() }
         let url = try await server.createDatabase("outage")
-        let log = try PostgresSharedLog(url: url, logger: Self.logger(), pollInterval: .seconds(60), callTimeout: .seconds(5))
-        let other = try PostgresSharedLog(url: url, logger: Self.logger(), callTimeout: .seconds(5))
+        let log = try PostgresSharedLog(url: url, logger: Self.logger(), pollInterval: .seconds(60), callTimeout: .seconds(10))
+        let other = try PostgresSharedLog(url: url, logger: Self.logger(), callTimeout: .seconds(10))
         defer { log.close(); other.close() }
         _ = try await onThread { try log.prepare(reducer: Self.reducer) }
         #expect(try await onThread { try log.append([Self.entry(1, "before")]) } == .appended)
@@ -300,7 +300,8 @@ import Testing
                 if attempt > 0 {
                     #expect(error.message.hasSuffix("is unreachable: connection refused"), "\(mode) stop, attempt \(attempt): \(error.message)")
                 }
-                #expect(started.duration(to: .now) < .seconds(2), "refused at once, not after the 5 s timeout")
+                // (The margin is for a machine busy with every other test at once.)
+                #expect(started.duration(to: .now) < .seconds(8), "refused at once, not after the 10 s timeout")
             }
             let listening = wakes.all.count
             try await server.start()
