@@ -18,12 +18,12 @@
  *   live.js    the WebSocket, with backoff
  */
 
-import { $, parseSeq } from './util.js';
+import { $ } from './util.js';
 import { api, setStatus, reportError } from './api.js';
 import { S } from './state.js';
 import { initTheme, toggleTheme } from './theme.js';
 import { updateLog, scheduleRender, scheduleFetch, scrollToEnd, scheduleSearch } from './log.js';
-import { setCurrent, step, moveSelection, applyLatest } from './travel.js';
+import { setCurrent, step, moveSelection, applyLatest, isSlider, wireTravelControls } from './travel.js';
 import { loadState } from './tree.js';
 import {
   markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, submitDispatch,
@@ -41,12 +41,6 @@ const filterText = $('filter-text');
 const followBox = $('follow');
 const logEl = $('log');
 const rowsEl = $('log-rows');
-const slider = $('slider');
-const stepFirst = $('step-first');
-const stepBack = $('step-back');
-const stepForward = $('step-forward');
-const stepLast = $('step-last');
-const seqInput = $('seq-input');
 const revertButton = $('revert-button');
 const pointerInput = $('pointer-input');
 const clearMarksBtn = $('clear-marks');
@@ -82,11 +76,11 @@ function onGlobalKey(event) {
     case '[': step(-1); break;
     case ']': step(1); break;
     case 'Home':
-      if (target === slider) return; // native: the slider moves and fires input
+      if (isSlider(target)) return; // native: the slider moves and fires input
       setCurrent(0);
       break;
     case 'End':
-      if (target === slider) return;
+      if (isSlider(target)) return;
       setCurrent(S.latest);
       break;
     case 't': toggleTheme(); break;
@@ -142,21 +136,7 @@ function wire() {
     }
   });
 
-  // Time travel controls.
-  const fromSlider = () => setCurrent(Number(slider.value));
-  slider.addEventListener('input', fromSlider);
-  slider.addEventListener('change', fromSlider);
-  stepFirst.addEventListener('click', () => setCurrent(0));
-  stepBack.addEventListener('click', () => step(-1));
-  stepForward.addEventListener('click', () => step(1));
-  stepLast.addEventListener('click', () => setCurrent(S.latest));
-  seqInput.addEventListener('keydown', (event) => {
-    if (event.key !== 'Enter') return;
-    event.preventDefault();
-    const seq = parseSeq(seqInput.value);
-    if (seq === null) setStatus('go to: type a seq (a whole number from 0)', true);
-    else setCurrent(seq);
-  });
+  wireTravelControls();
   pointerInput.addEventListener('keydown', (event) => {
     if (event.key === 'Enter') {
       event.preventDefault();

@@ -3,7 +3,8 @@
  * them, and the (debounced) reload of the panels when the current seq changes.
  */
 
-import { $, leadingDebounce, clamp, fmtInt } from './util.js';
+import { $, leadingDebounce, clamp, fmtInt, parseSeq } from './util.js';
+import { setStatus } from './api.js';
 import { S, rowCount, seqAt, lowerIndex } from './state.js';
 import { updateLog, refreshRows, scrollToSeq, scrollToEnd, scheduleSearch, filtersActive } from './log.js';
 import { loadState } from './tree.js';
@@ -86,4 +87,27 @@ export function applyLatest() {
   updateStepButtons();
   refreshExportDefaults();
   updateLog();
+}
+
+/** Whether `target` is the slider, whose Home and End keys the browser handles itself. */
+export function isSlider(target) {
+  return target === slider;
+}
+
+/** The controls of time travel: the slider, the step buttons and the seq field. */
+export function wireTravelControls() {
+  const fromSlider = () => setCurrent(Number(slider.value));
+  slider.addEventListener('input', fromSlider);
+  slider.addEventListener('change', fromSlider);
+  stepFirst.addEventListener('click', () => setCurrent(0));
+  stepBack.addEventListener('click', () => step(-1));
+  stepForward.addEventListener('click', () => step(1));
+  stepLast.addEventListener('click', () => setCurrent(S.latest));
+  seqInput.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter') return;
+    event.preventDefault();
+    const seq = parseSeq(seqInput.value);
+    if (seq === null) setStatus('go to: type a seq (a whole number from 0)', true);
+    else setCurrent(seq);
+  });
 }
