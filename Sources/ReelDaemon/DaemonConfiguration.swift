@@ -1,4 +1,3 @@
-import Foundation
 import ReelMetrics
 import Logging
 #if canImport(Glibc)
@@ -169,10 +168,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The shared log's URL with any password replaced by `***`, for logs.
     public var redactedSharedLog: String? {
-        guard let sharedLog else { return nil }
-        guard var components = URLComponents(string: sharedLog), components.password != nil else { return sharedLog }
-        components.password = "***"
-        return components.string ?? "(a postgres URL)"
+        sharedLog.map { redactingPassword(inURL: $0) }
     }
 
     private func principals(_ operation: AccessPolicy.Operation) -> String {

@@ -103,16 +103,8 @@ struct PostgresURL: Sendable {
         redacted = Self.redact(text)
     }
 
-    /// `text` with its password replaced by `***`, wherever it is; text that is not a URL at all is
-    /// not shown (it might be a password pasted in the wrong place).
-    static func redact(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.scheme != nil else { return "(not a URL)" }
-        if components.percentEncodedPassword != nil { components.percentEncodedPassword = "***" }
-        if let items = components.queryItems, items.contains(where: { $0.name == "password" }) {
-            components.queryItems = items.map { $0.name == "password" ? URLQueryItem(name: $0.name, value: "***") : $0 }
-        }
-        return components.string ?? "(not a URL)"
-    }
+    /// `text` with its password replaced by `***` (``redactingPassword(inURL:)``).
+    static func redact(_ text: String) -> String { redactingPassword(inURL: text) }
 
     /// The process's user name, libpq's default user.
     private static func processUser() -> String? {

@@ -1,3 +1,4 @@
+import Foundation
 import ReelCore
 
 /// The order of the log, kept by an engine outside this process so that several daemons serve one
@@ -106,4 +107,16 @@ public struct SharedLogError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+/// A shared log's URL as people may see it (logs, `hello`, `stats`): with its password replaced by
+/// `***`, wherever it is (`user:password@` or `?password=`). Text that is not a URL at all is
+/// not shown: it might be a password pasted in the wrong place.
+public func redactingPassword(inURL text: String) -> String {
+    guard var components = URLComponents(string: text), components.scheme != nil else { return "(not a URL)" }
+    if components.percentEncodedPassword != nil { components.percentEncodedPassword = "***" }
+    if let items = components.queryItems, items.contains(where: { $0.name == "password" }) {
+        components.queryItems = items.map { $0.name == "password" ? URLQueryItem(name: $0.name, value: "***") : $0 }
+    }
+    return components.string ?? "(not a URL)"
 }
