@@ -30,7 +30,6 @@ extension Writer {
     static var followPagesPerStep: Int { 10 }
 
     func commitSharedGroup(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint], sharedLog: any SharedLog) {
-        var checkpoints = checkpoints
         if sharedLogFollowWanted.exchange(false, ordering: .acquiringAndReleasing) || !sharedLogAgreed {
             // A bounded step, so a node far behind (restarted after a long while) keeps answering
             // while it catches up; the rest follows at the next wake-up, queued right away.
@@ -43,6 +42,8 @@ extension Writer {
         var conflicts = 0
         var inTurn = false
         defer { if inTurn { sharedLog.endExclusiveTurn() } }
+        /// The last evaluation that was tried again, refused as it is if time runs out.
+        var lastTried: GroupEvaluation?
         while ContinuousClock.now < deadline || attempts == 0 {
             attempts += 1
             let group = evaluate(requests, checkpoints: checkpoints)
@@ -54,7 +55,10 @@ extension Writer {
                     latest > seq
                 {
                     noteSharedLogLatest(latest)
-                    if (try? followSharedLog(sharedLog)) != nil, seq >= latest { continue }
+                    if (try? followSharedLog(sharedLog)) != nil, seq >= latest {
+                        lastTried = group
+                        continue
+                    }
                 }
                 group.sendAnswers()
                 commitAndPublish(group)  // checkpoints, statistics
@@ -98,6 +102,7 @@ extension Writer {
                     refuseGroup(group, because: "another node appended first and the shared log could not be followed: \(error.message); not acknowledged")
                     return
                 }
+                lastTried = group
                 continue
             }
             if inTurn {
@@ -113,7 +118,8 @@ extension Writer {
             commitAndPublish(group, appendedToSharedLog: true)
             return
         }
-        let group = evaluate(requests, checkpoints: [])
+        // Not evaluated again only to be refused: middleware and reducers ran enough times.
+        let group = lastTried ?? evaluate(requests, checkpoints: checkpoints)
         refuseGroup(group, because: "other nodes kept appending first (\(attempts) tries in \(Self.sharedLogRetryBudget)); not acknowledged, try again")
     }
 
@@ -317,19 +323,21 @@ extension Writer {
     }
 
     func noteSharedLogLatest(_ latest: UInt64) {
-        shared.withLock { shared in
-            if let known = shared.statistics.sharedLog?.latestSeq, known >= latest { return }
-            shared.statistics.sharedLog?.latestSeq = latest
-        }
+        shared.withLock { Self.raiseSharedLogLatest(&$0, to: latest) }
     }
 
     private func noteSharedLogReachable(latest: UInt64) {
         shared.withLock { shared in
             shared.statistics.sharedLog?.reachable = true
             shared.statistics.sharedLog?.lastError = nil
-            if let known = shared.statistics.sharedLog?.latestSeq, known >= latest { return }
-            shared.statistics.sharedLog?.latestSeq = latest
+            Self.raiseSharedLogLatest(&shared, to: latest)
         }
+    }
+
+    /// The latest seq known of the shared log only grows (reports may arrive out of order).
+    private static func raiseSharedLogLatest(_ shared: inout Shared, to latest: UInt64) {
+        if let known = shared.statistics.sharedLog?.latestSeq, known >= latest { return }
+        shared.statistics.sharedLog?.latestSeq = latest
     }
 
     private func noteSharedLogFailure(_ error: SharedLogError) {
