@@ -278,10 +278,16 @@ extension Writer {
         state = shared.withLock { $0.snapshot.state }  // the group's changes are not durable
         // Never carry on as if the data had reached the disk: the state stays at the last
         // successful commit, and if the log on disk does not end where we think, stop writing.
-        let onDisk = try? directory.latestSeq()
-        if onDisk != seq {
+        let onDisk = Result { () throws(StorageError) in try directory.latestSeq() }
+        if (try? onDisk.get()) != seq {
             poisoned = "the log could not be confirmed after a failed commit (\(error.message)); restart the store"
-            logger.critical("\(poisoned!)", metadata: ["expected": "\(seq)", "found": "\(onDisk.map(String.init) ?? "unreadable")"])
+            // Why it could not be read says what broke (LMDB's MDB_PANIC after a failed meta-page
+            // write, say), which the commit's own error may not.
+            let found = switch onDisk {
+            case .success(let latest): "\(latest)"
+            case .failure(let readError): "unreadable: \(readError.message)"
+            }
+            logger.critical("\(poisoned!)", metadata: ["expected": "\(seq)", "found": "\(found)"])
         }
         shared.withLock { shared in
             shared.statistics.commitFailures += 1
