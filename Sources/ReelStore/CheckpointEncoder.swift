@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ReelCore
 import ReelStorage
+import Synchronization
 
 /// Encodes checkpoints on a thread of its own; those of a large state from a copy of the state
 /// that it keeps and brings forward by folding the log, never from one of the writer's two copies.
@@ -20,6 +21,8 @@ final class CheckpointEncoder<State: StoreState>: @unchecked Sendable {
     private let logger: Logger
     /// The encoder's own state and its seq, once a checkpoint was asked for.
     private var copy: (seq: UInt64, state: State)?
+    /// Encodes asked for and not finished.
+    private let unfinished = Atomic<Int>(0)
 
     init(timeline: Timeline<State>, logger: Logger) {
         self.timeline = timeline
@@ -36,7 +39,9 @@ final class CheckpointEncoder<State: StoreState>: @unchecked Sendable {
     /// `seq`, when given, or else of the encoder's own copy brought forward. `deliver` gets it on
     /// the encoder's thread.
     func encode(at seq: UInt64, published: State?, deliver: @escaping @Sendable (Checkpoint) -> Void) {
+        unfinished.add(1, ordering: .relaxed)
         queue.async { [self] in
+            defer { unfinished.subtract(1, ordering: .releasing) }
             let checkpoint: Checkpoint?
             if let published {
                 copy = nil  // it would fall behind: rebuilt from the log if it is needed again
@@ -47,6 +52,11 @@ final class CheckpointEncoder<State: StoreState>: @unchecked Sendable {
             if let checkpoint { deliver(checkpoint) }
         }
     }
+
+    /// Whether an encode asked for has not finished: the writer asks for no other meanwhile.
+    /// A large state takes seconds to encode, longer than `checkpointEvery` actions may take to
+    /// arrive; asking again each time queued encodes without end, each writing the whole state.
+    var isEncoding: Bool { unfinished.load(ordering: .acquiring) > 0 }
 
     /// Waits for the encodes asked for so far.
     func waitForPending() {

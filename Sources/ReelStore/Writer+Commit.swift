@@ -183,7 +183,7 @@ extension Writer {
             state = previous.take()!
             catchUp(with: batch.envelopes, published: published!)
         }
-        if checkpointSpacing.isDue(at: workingSeq) {
+        if checkpointSpacing.isDue(at: workingSeq), !checkpointEncoder.isEncoding {
             requestCheckpoint(seq: workingSeq, published: published ?? shared.withLock { $0.snapshot.state })
         }
     }
@@ -307,7 +307,11 @@ extension Writer {
     /// encoder's own copy (`CheckpointEncoder`). The writer stores it with a later commit.
     func requestCheckpoint(seq: UInt64, published: State) {
         checkpointSpacing.checkpointed(at: seq)
-        let small = checkpointSpacing.lastCheckpointBytes < UInt64(CheckpointEncoder<State>.ownCopyAboveBytes)
+        // Small when the last checkpoint was; with none to go by (the store's first, or one
+        // opened from a log without any), the size is unknown and the state may be large: the
+        // encoder rebuilds its own copy from the log then, off the write path.
+        let lastBytes = checkpointSpacing.lastCheckpointBytes
+        let small = lastBytes > 0 && lastBytes < UInt64(CheckpointEncoder<State>.ownCopyAboveBytes)
         let queue = self.queue
         checkpointEncoder.encode(at: seq, published: small ? published : nil) { checkpoint in
             CrashPoint.checkpointEncoded.reach()

@@ -64,7 +64,10 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         self.options = options
         self.logger = logger
         self.queue = WriteQueue(idleSpin: options.writerIdleSpin)
-        self.state = restored.state
+        // The writer's copy gets storage of its own now: the readers' copy shares it, and the
+        // first dispatch would otherwise copy a large state whole (hundreds of ms for a million
+        // keys) while its client waits.
+        self.state = restored.state.unsharingTopLevelStorage()
         self.seq = restored.seq
         self.checkpointSpacing = CheckpointSpacing(options: options, lastSeq: lastCheckpointSeq)
         checkpointSpacing.encoded(stateBytes: restored.checkpointBytes)
@@ -90,8 +93,9 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         }
         // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
         // (Before the thread starts: from then on only the writer thread touches its state.)
-        if checkpointSpacing.isDue(at: seq) {
-            requestCheckpoint(seq: seq, published: state)
+        if checkpointSpacing.isDue(at: seq), !checkpointEncoder.isEncoding {
+            // (The readers' copy: the encoder holding the writer's would make its first change copy it.)
+            requestCheckpoint(seq: seq, published: shared.withLock { $0.snapshot.state })
         }
         // The thread holds the writer only while `run` runs: once the queue is closed and drained,
         // the writer (and with it the LMDB environment) can go as soon as the store is released,

@@ -193,6 +193,7 @@ struct LatencyFigure {
     }
 
     var p50Milliseconds: Double { Double(histogram.valueAtPercentile(50)) / 1000 }
+    var count: Int { Int(histogram.totalCount) }
 
     /// Prints one line: the label, the percentiles, then the note in parentheses.
     func report(_ label: String, note: String? = nil) {
