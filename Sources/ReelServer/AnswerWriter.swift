@@ -25,17 +25,11 @@ struct AnswerWriter: Sendable {
             let (slots, drained) = outbox.takeReady()
             if !slots.isEmpty {
                 // Every answer ready now in one write: one hop to the event loop and one flush.
-                var buffer = ByteBuffer()
-                buffer.reserveCapacity(slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
-                var closes = false
-                for slot in slots {
-                    buffer.writeBytes(slot.bytes!)
-                    if slot.closesConnection {
-                        closes = true
-                        break
-                    }
-                }
-                try await outbound.write(buffer)
+                // Up to an answer that closes the connection: nothing goes out after it.
+                let closing = slots.firstIndex { $0.closesConnection }
+                let closes = closing != nil
+                let bytes = Outbox.encode(slots[...(closing ?? slots.count - 1)], figures: outbox.figures)
+                try await outbound.write(ByteBuffer(bytes: bytes))
                 if closes { return true }
             }
             if drained { return true }

@@ -13,11 +13,17 @@ import DequeModule
 /// the answer that announces it.
 struct ConnectionStateMachine {
     struct Slot {
-        var bytes: [UInt8]?
+        /// The answer, once the request is done.
+        var answer: Answer?
         /// A subscription that becomes active once this (its `subscribe` answer) is written.
         var activates: Subscription?
         /// Close the connection after writing this.
         var closesConnection = false
+
+        /// The answer's bytes when it is an encoded line.
+        var bytes: [UInt8]? {
+            if case .line(let bytes) = answer { bytes } else { nil }
+        }
     }
 
     /// The outcome of asking for a slot.
@@ -64,7 +70,7 @@ struct ConnectionStateMachine {
     }
 
     /// Whether the first answer owed is ready: ``takeReady()`` would return something.
-    var hasReadyAnswer: Bool { slots.first?.bytes != nil }
+    var hasReadyAnswer: Bool { slots.first?.answer != nil }
 
     /// Whether the input ended and every answer was taken: the connection is done.
     var isDrained: Bool { inputEnded && slots.isEmpty }
@@ -74,10 +80,15 @@ struct ConnectionStateMachine {
 
     /// A request's answer is ready.
     /// - Returns: Whether the writer has something new (`false` once it stopped).
-    mutating func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, closing: Bool = false) -> Bool {
+    mutating func fill(_ index: Int, with answer: Answer, activating subscription: Subscription? = nil, closing: Bool = false) -> Bool {
         guard !writerStopped else { return false }
-        slots[index - firstIndex] = Slot(bytes: bytes, activates: subscription, closesConnection: closing)
+        slots[index - firstIndex] = Slot(answer: answer, activates: subscription, closesConnection: closing)
         return true
+    }
+
+    /// ``fill(_:with:activating:closing:)`` with an encoded line.
+    mutating func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, closing: Bool = false) -> Bool {
+        fill(index, with: .line(bytes), activating: subscription, closing: closing)
     }
 
     /// Registers a subscription, inactive until its answer is written.
@@ -119,7 +130,7 @@ struct ConnectionStateMachine {
     /// they announce become active.
     mutating func takeReady() -> Ready {
         var ready = Ready()
-        while let first = slots.first, first.bytes != nil {
+        while let first = slots.first, first.answer != nil {
             ready.slots.append(slots.removeFirst())
             firstIndex += 1
             if let subscription = first.activates, subscriptions[subscription.id] != nil {

@@ -43,13 +43,16 @@ final class Outbox: Sendable {
     let channel: (any Channel)?
     /// Where subscriptions get their updates from.
     let feed: UpdateFeed?
+    /// Where refused dispatches are counted as their answers are encoded.
+    let figures: ServerFigures?
     private let wakeups: AsyncStream<Void>.Continuation
     /// Yields when the writer may have something to do (coalesced: one pending wake-up at most).
     let wakeupStream: AsyncStream<Void>
 
-    init(maxInFlight: Int, channel: (any Channel)? = nil, feed: UpdateFeed? = nil) {
+    init(maxInFlight: Int, channel: (any Channel)? = nil, feed: UpdateFeed? = nil, figures: ServerFigures? = nil) {
         self.channel = channel
         self.feed = feed
+        self.figures = figures
         state = Mutex(Locked(machine: ConnectionStateMachine(maxInFlight: maxInFlight), direct: channel != nil))
         (wakeupStream, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -107,9 +110,14 @@ final class Outbox: Sendable {
 
     /// Fills a slot and gets it written: directly, or by waking the writer task.
     func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, close: Bool = false) {
+        fill(index, with: .line(bytes), activating: subscription, close: close)
+    }
+
+    /// Fills a slot and gets it written: directly, or by waking the writer task.
+    func fill(_ index: Int, with answer: Answer, activating subscription: Subscription? = nil, close: Bool = false) {
         enum Next { case nothing, wakeWriter, scheduleDirectWrite }
         let next = state.withLock { state -> Next in
-            guard state.machine.fill(index, with: bytes, activating: subscription, closing: close) else { return .nothing }
+            guard state.machine.fill(index, with: answer, activating: subscription, closing: close) else { return .nothing }
             guard state.direct else { return .wakeWriter }
             guard state.machine.hasReadyAnswer, !state.directWriteScheduled else { return .nothing }
             state.directWriteScheduled = true
@@ -140,9 +148,7 @@ final class Outbox: Sendable {
         for waiter in waiters { waiter.resume() }
         intake?()
         if !ready.slots.isEmpty {
-            var buffer = channel.allocator.buffer(capacity: ready.slots.reduce(0) { $0 + ($1.bytes?.count ?? 0) })
-            for slot in ready.slots { buffer.writeBytes(slot.bytes!) }
-            write(buffer, on: channel)
+            write(ByteBuffer(bytes: Self.encode(ready.slots, figures: figures)), on: channel)
             flush(channel)
             // A subscription its answer just announced may already be behind the feed.
             if ready.slots.contains(where: { $0.activates != nil }) { deliverUpdates() }
@@ -257,6 +263,14 @@ final class Outbox: Sendable {
         for waiter in waiters { waiter.resume() }
         intake?()
         return (ready.slots, ready.drained)
+    }
+
+    /// The slots' answers, one after the other (all of them: a direct write never closes).
+    static func encode(_ slots: some Collection<Slot>, figures: ServerFigures?) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(slots.reduce(0) { $0 + ($1.answer?.estimatedSize ?? 0) })
+        for slot in slots { slot.answer!.encode(into: &bytes, figures: figures) }
+        return bytes
     }
 
     /// The subscriptions whose `subscribe` answer has been written.

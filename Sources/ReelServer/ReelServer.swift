@@ -125,7 +125,7 @@ public struct ReelServer<State: StoreState>: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 Self.peerCredentials(of: channel).flatMapThrowing { peer in
-                    let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel, feed: feed)
+                    let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel, feed: feed, figures: handler.figures)
                     try channel.pipeline.syncOperations.addHandlers(
                         WritabilityRelay(outbox: outbox),
                         InputGate(),

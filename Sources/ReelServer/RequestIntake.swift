@@ -109,11 +109,13 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
             // Redis does (see Store.submit): no hop to the writer thread and back.
             let ticket = handler.submit(params, peer: peer, commitIfAlone: true)
             router.noteDispatched(ticket)
-            // Answered from the writer thread as the commit settles it (see Outbox.fill).
+            // Settled on the writer thread as the commit settles it, answered by the event loop
+            // (see Outbox.fill and Answer).
+            // (Only what the answer needs is kept, not the actions.)
             let outbox = self.outbox
-            let figures = handler.figures
+            let isBatch = params.isBatch, expectedSeq = params.expectedSeq
             ticket.onSettled { outcome in
-                outbox.fill(slot, with: AnswerLine.dispatch(id, params, outcome, figures: figures))
+                outbox.fill(slot, with: .dispatch(SettledDispatch(id: id, isBatch: isBatch, expectedSeq: expectedSeq, outcome: outcome)))
             }
         case .subscribe, .unsubscribe, .call:
             context.fireChannelRead(wrapInboundOut(RoutedRequest(slot: slot, route: route)))

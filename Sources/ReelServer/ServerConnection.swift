@@ -130,19 +130,6 @@ enum AnswerLine {
         }
     }
 
-    /// A settled dispatch's answer, with its concrete result type (no existential box).
-    /// A refusal is counted in `figures` by its code.
-    static func dispatch(_ id: RPCID, _ params: DispatchParams, _ outcome: DispatchTicket.Outcome, figures: ServerFigures) -> [UInt8] {
-        switch outcome {
-        case .success(let result):
-            return RPCSuccess(id: id, result: DispatchOutcome(seqs: result.seqs, duplicate: result.duplicate, batch: params.isBatch)).encodedLine()
-        case .failure(let error):
-            let refusal = RPCError(error, expectedSeq: params.expectedSeq)
-            figures.refused(code: refusal.code)
-            return RPCResponse(id: id, error: refusal).encodedLine()
-        }
-    }
-
     private static func success<Result: MethodResult>(_ id: RPCID, _ result: Result) -> [UInt8] {
         RPCSuccess(id: id, result: result).encodedLine()
     }
