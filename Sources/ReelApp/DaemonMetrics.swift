@@ -41,11 +41,10 @@ final class DaemonMetrics: Sendable {
         let latest: Gauge, lag: Gauge, reachable: Gauge, refusing: Gauge
 
         init(_ registry: PrometheusCollectorRegistry) {
-            latest = registry.makeGauge(name: "reel_shared_log_latest_seq", help: "The latest seq this node knows the shared log to have.")
-            lag = registry.makeGauge(name: "reel_shared_log_lag_seqs", help: "How many seqs this node's copy is behind the shared log.")
-            reachable = registry.makeGauge(name: "reel_shared_log_reachable", help: "1 while the shared log answers, 0 while it does not.")
-            refusing = registry.makeGauge(
-                name: "reel_shared_log_refusing", help: "1 when this node's copy disagrees with the shared log and it refuses dispatches."
+            latest = registry.gauge("reel_shared_log_latest_seq", help: "The latest seq this node knows the shared log to have.")
+            lag = registry.gauge("reel_shared_log_lag_seqs", help: "How many seqs this node's copy is behind the shared log.")
+            reachable = registry.gauge("reel_shared_log_reachable", help: "1 while the shared log answers, 0 while it does not.")
+            refusing = registry.gauge("reel_shared_log_refusing", help: "1 when this node's copy disagrees with the shared log and it refuses dispatches."
             )
         }
     }
@@ -67,29 +66,27 @@ final class DaemonMetrics: Sendable {
         factory.valueHistogramBuckets = [StoreMetricNames.actionsPerCommit: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 10_000]]
         self.factory = factory
 
-        seq = registry.makeGauge(name: "reel_seq", help: "The latest committed seq.")
-        connections = registry.makeGauge(name: "reel_connections", help: "Connections open.")
+        seq = registry.gauge("reel_seq", help: "The latest committed seq.")
+        connections = registry.gauge("reel_connections", help: "Connections open.")
         subscriptions = SubscriptionMode.allCases.map { mode in
-            (mode, registry.makeGauge(name: "reel_subscriptions", labels: [("mode", mode.rawValue)], help: "Subscriptions open, by mode."))
+            (mode, registry.gauge("reel_subscriptions", labels: [("mode", mode.rawValue)], help: "Subscriptions open, by mode."))
         }
         lag = SubscriptionMode.allCases.map { mode in
-            (mode, registry.makeGauge(
-                name: "reel_subscription_lag_seqs", labels: [("mode", mode.rawValue)],
+            (mode, registry.gauge("reel_subscription_lag_seqs", labels: [("mode", mode.rawValue)],
                 help: "By mode, the most seqs one subscription's deliveries are behind the latest commit."
             ))
         }
-        mapUsed = registry.makeGauge(name: "reel_map_used_bytes", help: "Bytes of the LMDB map in use.")
-        mapSize = registry.makeGauge(name: "reel_map_size_bytes", help: "The LMDB map's current size (it grows up to max-map-size).")
-        mapMax = registry.makeGauge(name: "reel_map_max_bytes", help: "The limit the LMDB map may grow to (max-map-size).")
+        mapUsed = registry.gauge("reel_map_used_bytes", help: "Bytes of the LMDB map in use.")
+        mapSize = registry.gauge("reel_map_size_bytes", help: "The LMDB map's current size (it grows up to max-map-size).")
+        mapMax = registry.gauge("reel_map_max_bytes", help: "The limit the LMDB map may grow to (max-map-size).")
         mapMax.set(Double(maxMapSize))
-        readerSlotsUsed = registry.makeGauge(name: "reel_reader_slots_used", help: "LMDB reader slots in use (a high-water mark).")
-        readerSlots = registry.makeGauge(name: "reel_reader_slots", help: "The size of LMDB's reader table.")
-        lastCheckpointSeq = registry.makeGauge(name: "reel_last_checkpoint_seq", help: "The seq of the newest checkpoint.")
-        lastCheckpointAge = registry.makeGauge(
-            name: "reel_last_checkpoint_age_seconds", help: "Seconds since the newest checkpoint was made (0 when there is none)."
+        readerSlotsUsed = registry.gauge("reel_reader_slots_used", help: "LMDB reader slots in use (a high-water mark).")
+        readerSlots = registry.gauge("reel_reader_slots", help: "The size of LMDB's reader table.")
+        lastCheckpointSeq = registry.gauge("reel_last_checkpoint_seq", help: "The seq of the newest checkpoint.")
+        lastCheckpointAge = registry.gauge("reel_last_checkpoint_age_seconds", help: "Seconds since the newest checkpoint was made (0 when there is none)."
         )
-        openDuration = registry.makeGauge(name: "reel_open_duration_seconds", help: "How long restoring the state took at startup.")
-        replayedAtOpen = registry.makeGauge(name: "reel_replayed_at_open_actions", help: "Actions replayed at startup.")
+        openDuration = registry.gauge("reel_open_duration_seconds", help: "How long restoring the state took at startup.")
+        replayedAtOpen = registry.gauge("reel_replayed_at_open_actions", help: "Actions replayed at startup.")
         self.sharedLog = sharedLog ? SharedLogGauges(registry) : nil
     }
 
@@ -115,5 +112,13 @@ final class DaemonMetrics: Sendable {
             gauges.reachable.set(status.reachable == true ? 1.0 : 0.0)
             gauges.refusing.set(status.refusal == nil ? 0.0 : 1.0)
         }
+    }
+}
+
+extension PrometheusCollectorRegistry {
+    /// A gauge by its full name (`reel_…`, which the descriptor keeps whole when the unit is empty).
+    fileprivate func gauge(_ name: String, labels: [(String, String)] = [], help: String) -> Gauge {
+        let descriptor = MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+        return labels.isEmpty ? makeGauge(descriptor: descriptor) : makeGauge(descriptor: descriptor, labels: labels)
     }
 }
