@@ -109,9 +109,8 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
             // Redis does (see Store.submit): no hop to the writer thread and back.
             let ticket = handler.submit(params, peer: peer, commitIfAlone: true)
             router.noteDispatched(ticket)
-            // Settled on the writer thread as the commit settles it, answered by the event loop
-            // (see Outbox.fill and Answer).
-            // (Only what the answer needs is kept, not the actions.)
+            // Settled on the writer thread by the commit, encoded and written by the event loop
+            // (see Answer and Outbox.fill); the closure keeps what the answer needs, not the actions.
             let outbox = self.outbox
             let isBatch = params.isBatch, expectedSeq = params.expectedSeq
             ticket.onSettled { outcome in
