@@ -94,9 +94,8 @@ package enum CheckpointCodec {
         writer.writeVarint(UInt64(checkpoint.hash.count))
         writer.writeBytes(checkpoint.hash)
         writer.writeBytes(checkpoint.stateBytes)
-        var bytes = writer.bytes
-        RecordChecksum.seal(&bytes, seed: checkpoint.seq)
-        return bytes
+        RecordChecksum.seal(&writer.bytes, seed: checkpoint.seq)  // in place: a copy would copy to append
+        return writer.bytes
     }
 
     /// Decodes the header, and the state bytes too unless `headerOnly`, after checking the checksum.

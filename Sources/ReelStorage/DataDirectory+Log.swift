@@ -27,9 +27,8 @@ public struct DedupRecord: Sendable, Equatable {
         writer.writeUInt8(Self.recordVersion)
         writer.writeVarint(firstSeq)
         writer.writeVarint(count)
-        var bytes = writer.bytes
-        RecordChecksum.seal(&bytes, seed: RecordChecksum.seed(ofKey: key.utf8))
-        return bytes
+        RecordChecksum.seal(&writer.bytes, seed: RecordChecksum.seed(ofKey: key.utf8))  // in place: a copy would copy to append
+        return writer.bytes
     }
 
     /// Decodes the record stored under `key`, after checking its checksum.

@@ -17,7 +17,13 @@ package enum EnvelopeCodec {
     static let recordVersion: UInt8 = 2
 
     package static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
-        var writer = BinaryWriter(reservingCapacity: 64)
+        // The header (time, peer, type, key) takes at most about 40 bytes and the type's and
+        // key's own; the checksum sealed on at the end 8 more.
+        let keyBytes = envelope.idempotencyKey?.utf8.count ?? 0
+        var writer = BinaryWriter(
+            reservingCapacity: 48 + envelope.action.type.utf8.count + keyBytes + BinaryWriter.estimatedSize(of: envelope.action.payload)
+                + RecordChecksum.byteCount
+        )
         writer.writeUInt8(recordVersion)
         writer.writeSignedVarint(envelope.time.nanosecondsSince1970)
         writer.writeVarint(UInt64(envelope.peer.uid))
@@ -31,9 +37,9 @@ package enum EnvelopeCodec {
             writer.writeUInt8(0)
         }
         writer.writeJSON(envelope.action.payload)
-        var bytes = writer.bytes
-        RecordChecksum.seal(&bytes, seed: envelope.seq)
-        return bytes
+        // Sealed in place: a copy of `writer.bytes` would share its storage and copy it to append.
+        RecordChecksum.seal(&writer.bytes, seed: envelope.seq)
+        return writer.bytes
     }
 
     /// Decodes the record stored under `seq`, after checking its checksum.

@@ -7,7 +7,15 @@ import Synchronization
 public final class DispatchTicket: Sendable {
     public typealias Outcome = Result<DispatchResult, StoreError>
 
-    private let state = Mutex<(result: Outcome?, waiters: [@Sendable (Outcome) -> Void])>((nil, []))
+    private struct State {
+        var result: Outcome?
+        /// The first waiter, kept apart: a dispatch from the server has exactly one, and an array
+        /// for it was an allocation per dispatch.
+        var first: (@Sendable (Outcome) -> Void)?
+        var more: [@Sendable (Outcome) -> Void] = []
+    }
+
+    private let state = Mutex(State())
 
     init() {}
 
@@ -16,12 +24,16 @@ public final class DispatchTicket: Sendable {
     }
 
     func resolve(_ result: Outcome) {
-        let waiters = state.withLock { state in
+        let (first, more) = state.withLock { state in
             state.result = result
-            defer { state.waiters = [] }
-            return state.waiters
+            defer {
+                state.first = nil
+                state.more = []
+            }
+            return (state.first, state.more)
         }
-        for waiter in waiters { waiter(result) }
+        first?(result)
+        for waiter in more { waiter(result) }
     }
 
     /// Whether the outcome is known.
@@ -42,7 +54,9 @@ public final class DispatchTicket: Sendable {
     /// costs the fewest hops.
     public func onSettled(_ body: @escaping @Sendable (Outcome) -> Void) {
         let known = state.withLock { state in
-            if state.result == nil { state.waiters.append(body) }
+            if state.result == nil {
+                if state.first == nil { state.first = body } else { state.more.append(body) }
+            }
             return state.result
         }
         if let known { body(known) }
