@@ -195,14 +195,11 @@ public final class Store<State: StoreState>: Sendable {
         let ticket = DispatchTicket()
         let writer = self.writer
         let request = DispatchRequest(
-            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey,
-            reply: { outcome in
-                writer.inFlight.subtract(1, ordering: .relaxed)
-                ticket.resolve(outcome)
-            }
+            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, ticket: ticket,
+            inFlight: writer.inFlight
         )
         if commitIfAlone, writer.commitAlone(request) { return ticket }
-        writer.inFlight.add(1, ordering: .relaxed)
+        writer.inFlight.value.add(1, ordering: .relaxed)
         if !writer.queue.submit(request) {
             request.reply(.failure(StoreError(.shuttingDown, "the store is shutting down")))
         }
@@ -231,7 +228,7 @@ public final class Store<State: StoreState>: Sendable {
         let ticket = DispatchTicket()
         let request = DispatchRequest(
             actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true,
-            reply: { ticket.resolve($0) }
+            ticket: ticket, inFlight: nil
         )
         guard writer.queue.submit(request) else { return false }
         return (try? await ticket.result()) != nil

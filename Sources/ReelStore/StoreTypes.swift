@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import ReelCore
 import ReelStorage
+import Synchronization
 
 /// How a store runs.
 public struct StoreOptions: Sendable {
@@ -148,8 +149,25 @@ struct DispatchRequest: Sendable {
     /// A health probe, not a dispatch: the writer answers it when it reaches it, with an error if
     /// it can no longer commit (see ``Store/probeWriter()``).
     var isProbe = false
-    let reply: @Sendable (Result<DispatchResult, StoreError>) -> Void
+    /// Settled with the outcome (a ticket and the shared count, rather than a closure capturing
+    /// them: that was one allocation per dispatch).
+    let ticket: DispatchTicket
+    /// The writer's count of dispatches in flight, which this one is in until it is answered;
+    /// `nil` for probes, which are not counted.
+    let inFlight: InFlightCount?
 
     /// `@revert` reads committed history, so a request carrying one starts a group of its own.
     var containsStoreAction: Bool { actions.contains { $0.isReserved } }
+
+    /// Answers the dispatch.
+    func reply(_ outcome: Result<DispatchResult, StoreError>) {
+        inFlight?.value.subtract(1, ordering: .relaxed)
+        ticket.resolve(outcome)
+    }
+}
+
+/// Dispatches submitted and not yet answered: a lone dispatch is committed on its caller's thread
+/// only when there is none (``Store/submit(batch:peer:expectedSeq:idempotencyKey:commitIfAlone:)``).
+final class InFlightCount: Sendable {
+    let value = Atomic<Int>(0)
 }

@@ -25,7 +25,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     let logger: Logger
     let queue: WriteQueue<DispatchRequest>
     /// Dispatches submitted and not yet answered.
-    let inFlight = Atomic<Int>(0)
+    let inFlight = InFlightCount()
     /// Held to commit; `true` inside once the store finished (no more commits).
     let commitToken = Mutex(false)
     let watchers = CommitWatchers()
@@ -136,14 +136,14 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     func commitAlone(_ request: DispatchRequest) -> Bool {
         // With a shared log a commit waits for another server: never on an event loop.
         guard !request.containsStoreAction, options.sharedLog == nil,
-            inFlight.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+            inFlight.value.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         let committed = commitToken.withLockIfAvailable { finished -> Bool in
             guard !finished, queue.isOpenAndEmpty else { return false }
             commitGroup([request][...], checkpoints: [])
             return true
         } ?? false
-        if !committed { inFlight.subtract(1, ordering: .relaxed) }
+        if !committed { inFlight.value.subtract(1, ordering: .relaxed) }
         return committed
     }
 
@@ -156,7 +156,9 @@ final class Writer<State: StoreState>: @unchecked Sendable {
             if latest <= known { return }
         }
         guard !sharedLogFollowWanted.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = queue.submit(DispatchRequest(actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true, reply: { _ in }))
+        _ = queue.submit(DispatchRequest(
+            actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true, ticket: DispatchTicket(), inFlight: nil
+        ))
     }
 
     /// Waits for the writer thread to drain the queue and stop, then writes the final checkpoint.
