@@ -31,6 +31,8 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
                 throw JSONError(.invalidPointer, "JSON Pointer \"\(String(decoding: bytes, as: UTF8.self))\" must be empty or start with '/'")
             }
             var tokens: [String] = []
+            // As many tokens as slashes, reserved at once: a deeper path grew the array twice.
+            tokens.reserveCapacity(bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) })
             // Split on raw '/' bytes: '/' never occurs inside a multi-byte UTF-8 sequence, and an
             // escaped slash is spelled "~1", so every raw '/' is a separator.
             var start = 1

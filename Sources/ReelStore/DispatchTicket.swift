@@ -7,12 +7,18 @@ import Synchronization
 public final class DispatchTicket: Sendable {
     public typealias Outcome = Result<DispatchResult, StoreError>
 
+    /// A callback in a struct: a bare function value kept in an optional or an array is stored
+    /// at the generic abstraction and converted back through a thunk allocated at each call.
+    private struct Waiter {
+        let body: @Sendable (Outcome) -> Void
+    }
+
     private struct State {
         var result: Outcome?
         /// The first waiter, kept apart: a dispatch from the server has exactly one, and an array
         /// for it was an allocation per dispatch.
-        var first: (@Sendable (Outcome) -> Void)?
-        var more: [@Sendable (Outcome) -> Void] = []
+        var first: Waiter?
+        var more: [Waiter] = []
     }
 
     private let state = Mutex(State())
@@ -32,8 +38,8 @@ public final class DispatchTicket: Sendable {
             }
             return (state.first, state.more)
         }
-        first?(result)
-        for waiter in more { waiter(result) }
+        first?.body(result)
+        for waiter in more { waiter.body(result) }
     }
 
     /// Whether the outcome is known.
@@ -55,7 +61,7 @@ public final class DispatchTicket: Sendable {
     public func onSettled(_ body: @escaping @Sendable (Outcome) -> Void) {
         let known = state.withLock { state in
             if state.result == nil {
-                if state.first == nil { state.first = body } else { state.more.append(body) }
+                if state.first == nil { state.first = Waiter(body: body) } else { state.more.append(Waiter(body: body)) }
             }
             return state.result
         }
