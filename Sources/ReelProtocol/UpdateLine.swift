@@ -42,7 +42,11 @@ public enum UpdateLine {
 
     /// `separator`, the seq and subscription members, and the end of the line.
     private static func tail(after separator: StaticString, seq: UInt64, subscription: String) -> [UInt8] {
-        var bytes = Array(UnsafeBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount))
+        // Reserved at once (the members' names, 20 digits, the id quoted and escaped): one tail
+        // per subscriber per update, and growing it allocated three times.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(separator.utf8CodeUnitCount + 48 + 2 * subscription.utf8.count)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: separator.utf8Start, count: separator.utf8CodeUnitCount))
         appendSeqAndSubscription(seq: seq, subscription: subscription, to: &bytes)
         bytes.append(contentsOf: "}}\n".utf8)
         return bytes

@@ -269,15 +269,14 @@ final class UpdateFeed: Sendable {
                 last.lastSeq >= delivered + 1
             else { return .fromLog(latest: state.seq) }
             let through = min(last.lastSeq, delivered + UInt64(limit))
-            var slices: [ByteBuffer] = []
             var next = delivered + 1
-            // The page holding `next`, by binary search: a page per commit makes many pages.
-            var low = 0, high = state.pages.count - 1
-            while low < high {
-                let middle = (low + high) / 2
-                if state.pages[middle].lastSeq < next { low = middle + 1 } else { high = middle }
-            }
-            var index = low
+            // The pages holding `next` and `through`, by binary search: a page per commit makes
+            // many pages. One slice per page, reserved at once (growing the array allocated a few
+            // times per subscriber per update).
+            let firstPage = state.pageIndex(holding: next)
+            var slices: [ByteBuffer] = []
+            slices.reserveCapacity(state.pageIndex(holding: through) - firstPage + 1)
+            var index = firstPage
             while next <= through {
                 let page = state.pages[index]
                 let end = min(page.lastSeq, through)
@@ -318,6 +317,16 @@ extension UpdateFeed.State {
             due.append(loop)
         }
         return due
+    }
+
+    /// The index of the kept page holding `seq` (one of them does).
+    fileprivate func pageIndex(holding seq: UInt64) -> Int {
+        var low = 0, high = pages.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if pages[middle].lastSeq < seq { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// Forgets the kept and pending actions: subscribers read them from the log.
