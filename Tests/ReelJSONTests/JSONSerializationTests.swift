@@ -49,6 +49,34 @@ import Testing
         #expect(("e\u{301}z" < "f") == false)  // the premise of this test
     }
 
+    /// Objects of every size up to past the 16 members ordered in stack memory, with keys that
+    /// share prefixes and mix one- to four-byte characters: members come out in UTF-8 byte order,
+    /// in the text and in the binary encoding alike.
+    @Test func membersComeOutInByteOrderAtEverySize() throws {
+        let alphabet = ["a", "b", "B", "é", "e\u{301}", "z", "😀", "\u{FFFF}", "0"]
+        var generator = SystemRandomNumberGenerator()
+        for size in 0...40 {
+            var members: [String: JSONValue] = [:]
+            while members.count < size {
+                let key = (0..<Int.random(in: 0...3, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined()
+                members[key] = .int(Int64(members.count))
+            }
+            let ordered = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let expected = "{" + ordered.map { "\"\($0)\":\(members[$0]!.jsonString)" }.joined(separator: ",") + "}"
+            #expect(JSONValue.object(members).jsonString == expected, "size \(size)")
+            var writer = BinaryWriter()
+            writer.writeJSON(.object(members))
+            var reference = BinaryWriter()
+            reference.writeUInt8(BinaryTag.object)
+            reference.writeVarint(UInt64(members.count))
+            for key in ordered {
+                reference.writeString(key)
+                reference.writeJSON(members[key]!)
+            }
+            #expect(writer.bytes == reference.bytes, "size \(size)")
+        }
+    }
+
     @Test func nestedContainers() {
         let value: JSONValue = ["list": [1, [2, []], [:]], "map": ["y": nil, "x": true]]
         #expect(value.jsonString == #"{"list":[1,[2,[]],{}],"map":{"x":true,"y":null}}"#)
