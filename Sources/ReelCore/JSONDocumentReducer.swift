@@ -38,6 +38,11 @@ public struct JSONDocumentReducer: Reducer {
             case "merge":
                 JSONMergePatch.apply(payload, to: &state)
             case "set":
+                if case .object(let members) = payload, let value = members["value"],
+                    Self.setRootMember(of: &state, path: members["path"], to: value)
+                {
+                    return
+                }
                 let path = try pointer(in: payload, of: "set")
                 let value = try member("value", of: payload, in: "set")
                 if let last = path.lastToken, last != "-", !last.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
@@ -106,6 +111,23 @@ public struct JSONDocumentReducer: Reducer {
             elements.append(value)
             target = .array(elements)
         }
+    }
+
+    /// `set` of a member of a root object (`"/name"`, no escapes), done in place without making a
+    /// JSON Pointer: what most `set`s are, and what the general walk below would do, with an array
+    /// of tokens allocated at each of the two folds of every action (the writer's and the
+    /// readers' copies). Returns `false`, changing nothing, for any other path or state.
+    private static func setRootMember(of state: inout JSONValue, path: JSONValue?, to value: JSONValue) -> Bool {
+        guard case .string(let text) = path, case .object = state else { return false }
+        var utf8 = text.utf8[...]
+        guard utf8.popFirst() == UInt8(ascii: "/"),
+            !utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "~") })
+        else { return false }
+        guard case .object(var members) = state else { return false }
+        state = .null  // `members` the only reference: the member is set without copying them
+        members[String(Substring(utf8))] = value
+        state = .object(members)
+        return true
     }
 
     private func member(_ name: String, of payload: JSONValue, in type: String) throws(ReducerError) -> JSONValue {

@@ -32,6 +32,32 @@ struct JSONDocumentReducerTests {
         }
     }
 
+    /// `set` of a root object's member takes a shortcut (no JSON Pointer made): it must give what
+    /// the pointer's walk gives, for every kind of name, and leave every other path to the walk.
+    @Test(arguments: ["/a", "/new", "/", "/0", "/-", "/é😀", "/a~1b", "/a~0b", "/a/b", "/list/0", "/list/-", ""])
+    func settingARootMemberMatchesThePointersWalk(_ path: String) throws {
+        let states: [JSONValue] = [["a": 1, "a/b": 2, "a~b": 3, "list": [1, 2], "": 4, "0": 5, "a": ["b": 6]], [:], [1, 2], "text"]
+        for state in states {
+            let value: JSONValue = ["set": true]
+            var walked = state
+            let expected: Result<JSONValue, JSONError> = Result { () throws(JSONError) in
+                let pointer = try JSONPointer(path)
+                if walked.value(at: pointer) != nil, pointer.lastToken.map({ Int($0) != nil || $0 == "-" }) ?? true {
+                    try walked.replace(at: pointer, with: value)
+                } else {
+                    try walked.add(value, at: pointer)
+                }
+                return walked
+            }
+            switch expected {
+            case .success(let result):
+                #expect(try apply("set", ["path": .string(path), "value": value], to: state) == result, "\(path) on \(state)")
+            case .failure:
+                #expect(refused("set", ["path": .string(path), "value": value], on: state) != nil, "\(path) on \(state)")
+            }
+        }
+    }
+
     @Test func patchAppliesAllOperations() throws {
         let state: JSONValue = ["a": 1, "list": [1, 2]]
         let result = try apply("patch", [
