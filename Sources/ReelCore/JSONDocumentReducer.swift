@@ -118,7 +118,7 @@ public struct JSONDocumentReducer: Reducer {
     /// of tokens allocated at each of the two folds of every action (the writer's and the
     /// readers' copies). Returns `false`, changing nothing, for any other path or state.
     private static func setRootMember(of state: inout JSONValue, path: JSONValue?, to value: JSONValue) -> Bool {
-        guard case .string(let text) = path, case .object = state else { return false }
+        guard case .string(let text) = path else { return false }
         var utf8 = text.utf8[...]
         guard utf8.popFirst() == UInt8(ascii: "/"),
             !utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "~") })

@@ -185,9 +185,7 @@ extension Writer {
             state = previous.take()!
             catchUp(with: batch.envelopes, published: published!)
         }
-        if checkpointSpacing.isDue(at: workingSeq), !checkpointEncoder.isEncoding {
-            requestCheckpoint(seq: workingSeq, published: published ?? shared.withLock { $0.snapshot.state })
-        }
+        requestCheckpointIfDue(at: workingSeq, published: published ?? shared.withLock { $0.snapshot.state })
     }
 
     /// Folds the group's actions into the writer's copy, which is the copy the readers had until
@@ -307,10 +305,13 @@ extension Writer {
         }
     }
 
-    /// Starts encoding the checkpoint at `seq` (committed) on the encoder's thread: of
-    /// `published`, the published state at `seq`, while checkpoints are small, or else of the
-    /// encoder's own copy (`CheckpointEncoder`). The writer stores it with a later commit.
-    func requestCheckpoint(seq: UInt64, published: State) {
+    /// If a checkpoint is due at `seq` (committed) and none is being encoded, starts encoding it on
+    /// the encoder's thread: of `published`, the published state at `seq`, while checkpoints are
+    /// small, or else of the encoder's own copy (`CheckpointEncoder`). The writer stores it with a
+    /// later commit. One encode at a time: a large state takes seconds to encode, and each
+    /// queued encode would write the whole state.
+    func requestCheckpointIfDue(at seq: UInt64, published: @autoclosure () -> State) {
+        guard checkpointSpacing.isDue(at: seq), !checkpointEncoder.isEncoding else { return }
         checkpointSpacing.checkpointed(at: seq)
         // Small when the last checkpoint was; with none to go by (the store's first, or one
         // opened from a log without any), the size is unknown and the state may be large: the
@@ -318,7 +319,7 @@ extension Writer {
         let lastBytes = checkpointSpacing.lastCheckpointBytes
         let small = lastBytes > 0 && lastBytes < UInt64(CheckpointEncoder<State>.ownCopyAboveBytes)
         let queue = self.queue
-        checkpointEncoder.encode(at: seq, published: small ? published : nil) { checkpoint in
+        checkpointEncoder.encode(at: seq, published: small ? published() : nil) { checkpoint in
             CrashPoint.checkpointEncoded.reach()
             queue.submit(checkpoint: checkpoint)
         }

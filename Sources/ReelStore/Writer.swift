@@ -91,12 +91,11 @@ final class Writer<State: StoreState>: @unchecked Sendable {
             sharedLog.watch { [weak self] latest in self?.sharedLogWoke(latest: latest) }
             sharedLogWoke(latest: nil)  // follow (and check agreement) before anyone dispatches
         }
-        // A long tail replayed at open deserves a checkpoint now rather than N actions from now.
-        // (Before the thread starts: from then on only the writer thread touches its state.)
-        if checkpointSpacing.isDue(at: seq), !checkpointEncoder.isEncoding {
-            // (The readers' copy: the encoder holding the writer's would make its first change copy it.)
-            requestCheckpoint(seq: seq, published: shared.withLock { $0.snapshot.state })
-        }
+        // A long tail replayed at open deserves a checkpoint now rather than N actions from now:
+        // asked for before the thread starts (from then on only the writer thread touches its
+        // state), of the readers' copy (the encoder holding the writer's would make its first
+        // change copy it).
+        requestCheckpointIfDue(at: seq, published: shared.withLock { $0.snapshot.state })
         // The thread holds the writer only while `run` runs: once the queue is closed and drained,
         // the writer (and with it the LMDB environment) can go as soon as the store is released,
         // so the same directory can be opened again right after `close()`.
