@@ -126,11 +126,8 @@ public struct MethodHandler<State: StoreState>: Sendable {
 
     /// Hands a dispatch to the store now, so that dispatches keep the order they were read in.
     /// The caller has checked the peer's permission (``handle(_:peer:)`` does).
-    public func submit(_ params: DispatchParams, peer: Peer, commitIfAlone: Bool = false) -> DispatchTicket {
-        store.submit(
-            batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey,
-            commitIfAlone: commitIfAlone
-        )
+    public func submit(_ params: DispatchParams, peer: Peer) -> DispatchTicket {
+        store.submit(batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey)
     }
 
     /// The `dispatch` result (or error) once the submitted actions are durable or refused.

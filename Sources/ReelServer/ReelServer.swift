@@ -118,6 +118,7 @@ public struct ReelServer<State: StoreState>: Service {
     private func bind(
         inbox: ConnectionInbox, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
     ) async throws -> any Channel {
+        let loneCommitGates = LoneCommitGates(store: store)
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
@@ -126,12 +127,13 @@ public struct ReelServer<State: StoreState>: Service {
             .childChannelInitializer { channel in
                 Self.peerCredentials(of: channel).flatMapThrowing { peer in
                     let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel, feed: feed, figures: handler.figures)
+                    let commits = loneCommitGates.gate(for: channel.eventLoop)
                     try channel.pipeline.syncOperations.addHandlers(
                         WritabilityRelay(outbox: outbox),
                         InputGate(),
                         LineFramingHandler(maxLineLength: limits.maxLineLength),
                         MidLineStallHandler(timeout: limits.midLineTimeout),
-                        RequestIntake(outbox: outbox, handler: handler, peer: peer)
+                        RequestIntake(outbox: outbox, handler: handler, commits: commits, peer: peer)
                     )
                     try inbox.admit(channel, outbox: outbox, peer: peer)
                 }

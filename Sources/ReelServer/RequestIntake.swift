@@ -34,6 +34,7 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
 
     private let outbox: Outbox
     private let handler: MethodHandler<State>
+    private let commits: LoneCommitGate<State>
     private let peer: Peer
     private var router: RequestRouter<DispatchTicket>
     private var waiting: Deque<ByteBuffer> = []
@@ -41,9 +42,10 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
     private var readHeld = false
     private var removed = false
 
-    init(outbox: Outbox, handler: MethodHandler<State>, peer: Peer) {
+    init(outbox: Outbox, handler: MethodHandler<State>, commits: LoneCommitGate<State>, peer: Peer) {
         self.outbox = outbox
         self.handler = handler
+        self.commits = commits
         self.peer = peer
         router = RequestRouter { method in
             let denial = handler.denial(method, peer: peer)
@@ -106,8 +108,8 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
             outbox.fill(slot, with: bytes)
         case .dispatch(let id, let params):
             // Alone in the server, the dispatch is committed right here on the event loop, as
-            // Redis does (see Store.submit): no hop to the writer thread and back.
-            let ticket = handler.submit(params, peer: peer, commitIfAlone: true)
+            // Redis does: no hop to the writer thread and back (see LoneCommitGate).
+            let ticket = commits.submit(params, peer: peer)
             router.noteDispatched(ticket)
             // Settled on the writer thread by the commit, encoded and written by the event loop
             // (see Answer and Outbox.fill); the closure keeps what the answer needs, not the actions.

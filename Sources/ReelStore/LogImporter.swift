@@ -62,6 +62,7 @@ public final class LogImporter<State: StoreState> {
     ///
     /// - Throws: ``StoreError`` `.invalidArgument` for a seq out of order, `.rejected` or
     ///   `.unknownActionType` (with the seq) when the reducers refuse it, `.storage`.
+    @_specialize(where State == JSONValue)
     public func append(_ envelope: ActionEnvelope) throws(StoreError) {
         guard envelope.seq == seq + 1 else {
             throw StoreError(
@@ -89,6 +90,7 @@ public final class LogImporter<State: StoreState> {
     }
 
     /// Commits the rest and writes a checkpoint at the last seq.
+    @_specialize(where State == JSONValue)
     public func finish() throws(StoreError) -> (seq: UInt64, checkpoints: Int) {
         if seq > spacing.lastSeq { try queueCheckpoint() }
         try flush()

@@ -32,6 +32,7 @@ extension Timeline {
     ///   - progress: Called after each probe with (probes so far, an estimate of the total).
     ///   - condition: Evaluated on the state written as JSON.
     /// - Throws: ``StoreError`` `.seqOutOfRange` for a `through` beyond the latest, `.storage`.
+    @_specialize(where State == JSONValue)
     public func bisect(
         through: UInt64? = nil, progress: (Int, Int) -> Void = { _, _ in },
         where condition: (JSONValue) -> Bool

@@ -21,6 +21,7 @@ extension Timeline {
     /// The JSON value at `path` in the state at `seq`.
     ///
     /// - Throws: ``StoreError`` `.pathNotFound` when nothing is at `path`.
+    @_specialize(where State == JSONValue)
     public func value(at seq: UInt64, path: JSONPointer = .root) throws(StoreError) -> JSONValue {
         try Self.slice(try state(at: seq), path: path, seq: seq)
     }
@@ -38,6 +39,7 @@ extension Timeline {
     /// Paths in the patch are absolute (they start with `path`). A slice that exists at only one of
     /// the two seqs gives an `add` or a `remove` of the whole slice; one that exists at neither is
     /// `.pathNotFound`.
+    @_specialize(where State == JSONValue)
     public func diff(from: UInt64, to: UInt64, path: JSONPointer = .root) throws(StoreError) -> JSONPatch {
         let before = try state(at: from).jsonValueOrThrow(seq: from).value(at: path)
         let after = try state(at: to).jsonValueOrThrow(seq: to).value(at: path)
@@ -55,6 +57,7 @@ extension Timeline {
 
     /// What the state would be at `to` had the actions in `skipping` never been dispatched. The log
     /// is not touched.
+    @_specialize(where State == JSONValue)
     public func replay(to: UInt64, skipping: Set<UInt64>, path: JSONPointer = .root) throws(StoreError) -> WhatIf {
         let latest = try latestSeq()
         guard to <= latest else {
@@ -72,6 +75,7 @@ extension Timeline {
 
     /// Logged actions from `from` through `to`, optionally only those whose type is in `types`, at
     /// most `limit` of them.
+    @_specialize(where State == JSONValue)
     public func history(
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil
     ) throws(StoreError) -> LogPage {

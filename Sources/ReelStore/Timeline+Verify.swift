@@ -52,6 +52,7 @@ extension Timeline {
     ///   - progress: Called with each replayed seq (cheap; called from a tight loop).
     /// - Throws: ``StoreError`` `.seqOutOfRange` for a `through` beyond the latest seq,
     ///   `.invalidArgument` when `from` is not 0 or a usable checkpoint, `.storage` on read failures.
+    @_specialize(where State == JSONValue)
     public func verify(
         from: UInt64 = 0, through: UInt64? = nil, progress: (UInt64) -> Void = { _ in }
     ) throws(StoreError) -> VerifyReport {

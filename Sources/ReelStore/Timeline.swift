@@ -5,6 +5,12 @@ import ReelStorage
 /// A read-only view over a data directory and a reducer: the state at any seq, what changed between
 /// two seqs, what-if replays and filtered history. Used by the daemon's time-travel methods and by
 /// `reel`, live or offline; every call runs on its own read transactions and never blocks a writer.
+///
+/// The entry points carry `@_specialize(where State == JSONValue)`: the stock store's state. Its
+/// callers live in other modules, which cannot specialize this module's generic code, so without it
+/// every replay of the stock store ran unspecialized, handling the state through value witnesses
+/// (`reel-bench` replay of `patch` actions: 1.25–1.35 → 2.0–2.1 M actions/s). Everything these call
+/// in this module is specialized with them; other state types take the generic path, as before.
 public struct Timeline<State: StoreState>: Sendable {
     public let directory: DataDirectory
     public let definition: StoreDefinition<State>
@@ -34,6 +40,7 @@ public struct Timeline<State: StoreState>: Sendable {
 
     /// ``reconstruct(at:)``, calling `progress` with the seq reached every 65,536 actions replayed
     /// (for a long replay at open: the daemon logs it and tells systemd).
+    @_specialize(where State == JSONValue)
     public func reconstruct(at seq: UInt64, progress: ((_ replayedThrough: UInt64) -> Void)?) throws(StoreError) -> Reconstruction<State> {
         let latest = try latestSeq()
         guard seq <= latest else {
@@ -67,6 +74,7 @@ public struct Timeline<State: StoreState>: Sendable {
     }
 
     /// Folds actions `first...last` into `result.state`, leaving out `skipped`.
+    @_specialize(where State == JSONValue)
     func replay(
         from first: UInt64, through last: UInt64, into result: inout Reconstruction<State>, skipping: Set<UInt64>,
         progress: ((UInt64) -> Void)? = nil

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReelCore
+import ReelJSON
 import ReelStorage
 import Synchronization
 
@@ -108,6 +109,8 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         thread.start()
     }
 
+    // Specialized for the stock store's state, as ``Timeline``'s entry points are (see there).
+    @_specialize(where State == JSONValue)
     private func run() {
         while let work = queue.next(limit: options.maxActionsPerCommit, weight: { $0.actions.count }) {
             var checkpoints = work.checkpoints
@@ -132,6 +135,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
 
     /// Commits `request` on the calling thread if no other dispatch is in flight and the writer
     /// is idle; `false` (nothing done) otherwise, or once the store is closing.
+    @_specialize(where State == JSONValue)
     func commitAlone(_ request: DispatchRequest) -> Bool {
         // With a shared log a commit waits for another server: never on an event loop.
         guard !request.containsStoreAction, options.sharedLog == nil,

@@ -48,6 +48,30 @@ import Testing
         }
     }
 
+    /// Dispatches read in one turn of an event loop: one may be committed on the loop, the rest
+    /// go to the writer together. Judged one at a time, each was "alone" once the one before it
+    /// was committed: 50 syncs for 50 dispatches that arrived together.
+    @Test func dispatchesReadTogetherShareCommits() async throws {
+        try await ServerHarness.run { server throws in
+            try await server.connect { connection throws in
+                var lines = ""
+                for i in 1...50 {
+                    let request: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(i)), "method": "dispatch", "params": Params.set("/n", .int(Int64(i)))]
+                    lines += request.jsonString + "\n"
+                }
+                try await connection.send(lines)  // all at once, in one write
+                for i in 1...50 {
+                    let response = try await connection.receive()
+                    #expect(response["result"]?["seq"] == .int(Int64(i)))
+                }
+            }
+            let statistics = server.store.statistics
+            #expect(statistics.actionsCommitted == 50)
+            #expect(statistics.commits <= 25, "\(statistics.commits) commits for 50 dispatches read together")
+            #expect(server.store.snapshot.state == ["n": 50])
+        }
+    }
+
     @Test func badInputGetsItsErrorAndTheConnectionGoesOn() async throws {
         try await ServerHarness.run { server throws in
             try await server.connect { connection throws in
