@@ -57,7 +57,10 @@ struct Connection {
         }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
         var lineStart = 0
-        for position in 0..<count where bytes[position] == UInt8(ascii: "\n") {
+        // memchr, not a loop over the bytes: the subscribers of a fan-out read megabytes a second,
+        // and a byte-at-a-time scan was half of this process's CPU, for Reel and Redis alike.
+        while lineStart < count, let found = memchr(bytes.baseAddress! + lineStart, Int32(UInt8(ascii: "\n")), count - lineStart) {
+            let position = bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
             if incoming.isEmpty {
                 line(UnsafeRawBufferPointer(rebasing: bytes[lineStart..<position]))
             } else {
