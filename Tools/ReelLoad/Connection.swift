@@ -32,6 +32,8 @@ struct Connection {
 
     mutating func queue(_ bytes: [UInt8]) { outgoing += bytes }
     mutating func queue(_ bytes: ArraySlice<UInt8>) { outgoing += bytes }
+    /// Queues what `build` appends.
+    mutating func queue(_ build: (inout [UInt8]) -> Void) { build(&outgoing) }
 
     /// Sends what is queued, as much as the socket takes.
     mutating func write() throws {
@@ -120,14 +122,21 @@ func wallClockNanoseconds() -> UInt64 {
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
-/// A payload of `size` bytes that starts with `t` and the send time in 19 digits.
-func stampedValue(size: Int, at nanoseconds: UInt64) -> [UInt8] {
-    var bytes = [UInt8](repeating: UInt8(ascii: "x"), count: max(size, 20))
-    bytes[0] = UInt8(ascii: "t")
+/// Appends a value that starts with `t` and the send time in 19 digits, then `filler`.
+func appendStampedValue(to bytes: inout [UInt8], filler: [UInt8], at nanoseconds: UInt64) {
+    bytes.append(UInt8(ascii: "t"))
+    let start = bytes.count
+    bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: 19))
     var number = nanoseconds
-    for position in stride(from: 19, through: 1, by: -1) {
+    for position in stride(from: start + 18, through: start, by: -1) {
         bytes[position] = UInt8(ascii: "0") + UInt8(number % 10)
         number /= 10
     }
-    return bytes
+    bytes.append(contentsOf: filler)
+}
+
+/// Appends `value` in decimal.
+func appendDecimal(_ value: UInt64, to bytes: inout [UInt8]) {
+    if value >= 10 { appendDecimal(value / 10, to: &bytes) }
+    bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
 }

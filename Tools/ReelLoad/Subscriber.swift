@@ -12,7 +12,7 @@ enum SubscriptionKind: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// One subscribed connection: counts what it receives and how long after its send each delivery
-/// arrived (the send time travels in the payload; see ``stampedValue(size:at:)``).
+/// arrived (the send time travels in the payload; see ``appendStampedValue(to:filler:at:)``).
 struct Subscriber {
     var connection: Connection
     let kind: SubscriptionKind
