@@ -186,6 +186,7 @@ let package = Package(
                 "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelStorage", "ReelCore", "ReelMetrics", "ReelProtocol",
                 "ReelPostgresLog",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

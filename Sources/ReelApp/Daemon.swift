@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import ReelCore
 import ReelDaemon
 import ReelMetrics
@@ -108,6 +109,9 @@ public enum Daemon {
             _ = notifier.ready(status: "serving \(path)")
         }
         let policy = configuration.accessPolicy
+        // SwiftNIO's shared group (one loop per core) unless a count is set; a group of our own
+        // is shut down once the services have stopped.
+        let ownLoops = configuration.eventLoops.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
         let socketServer = ReelServer(
             configuration: server, store: storeService.store,
             authorize: { permission, peer in
@@ -118,6 +122,7 @@ public enum Daemon {
                 }
                 return policy.allows(operation, uid: peer.uid, gid: peer.gid)
             },
+            eventLoopGroup: ownLoops ?? MultiThreadedEventLoopGroup.singleton,
             logger: logger
         )
         // The store first: services stop in reverse order, so the server drains its connections
@@ -161,8 +166,10 @@ public enum Daemon {
             try await group.run()
         } catch {
             _ = notifier.stopping(status: "failed: \(error)")
+            try? await ownLoops?.shutdownGracefully()
             throw error
         }
+        try? await ownLoops?.shutdownGracefully()
         _ = notifier.stopping()
         logger.info("stopped")
     }

@@ -82,6 +82,12 @@ struct DaemonCommandLine: ParsableCommand {
     var maxConnections: String?
 
     @Option(
+        name: .customLong("event-loops"),
+        help: ArgumentHelp("Threads that serve the connections, or 0 for one per core (default: 0).", valueName: "n")
+    )
+    var eventLoops: String?
+
+    @Option(
         name: .customLong("max-subscriptions"),
         help: ArgumentHelp("Subscriptions per connection (default: \(Defaults.maxSubscriptionsPerConnection)).", valueName: "n")
     )
@@ -143,6 +149,7 @@ struct DaemonCommandLine: ParsableCommand {
         values[.maxLineBytes] = maxLineBytes
         values[.maxConnections] = maxConnections
         values[.maxSubscriptions] = maxSubscriptions
+        values[.eventLoops] = eventLoops
         values[.idleTimeout] = idleTimeout
         values[.maxMapSize] = maxMapSize
         values[.metrics] = metrics

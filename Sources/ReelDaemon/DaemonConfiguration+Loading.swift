@@ -178,6 +178,7 @@ private final class Loader {
         let maxSubscriptions = try value(
             .maxSubscriptions, { Parse.integer($0, in: 0...1_000_000) }, default: Defaults.maxSubscriptionsPerConnection
         )
+        let eventLoops = try value(.eventLoops, { Parse.integer($0, in: 0...1_024) }, default: 0)
         let idleTimeout = try value(.idleTimeout, { Parse.seconds($0, in: 0.001...86_400) }, default: Defaults.idleTimeout)
         let maxMapSize = try value(.maxMapSize, { Parse.byteCount($0, in: (1 << 20)...(1 << 50)) }, default: Defaults.maxMapSize)
         let metrics = try value(.metrics, Parse.metricsAddress) { (nil, .builtInDefault) }
@@ -197,7 +198,7 @@ private final class Loader {
             dataDirectory: dataDirectory, socketPath: socketPath, configFile: configFile,
             checkpointEvery: checkpointEvery, checkpointEveryBytes: checkpointEveryBytes, logLevel: logLevel, socketPermissions: permissions,
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxSubscriptionsPerConnection: maxSubscriptions,
-            idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), metrics: metrics,
+            eventLoops: eventLoops == 0 ? nil : eventLoops, idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), metrics: metrics,
             sharedLog: sharedLog, sources: sources
         )
     }

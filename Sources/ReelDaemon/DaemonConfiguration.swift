@@ -72,6 +72,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxConnections: Int
     /// Subscriptions one connection may hold at once.
     public var maxSubscriptionsPerConnection: Int
+    /// Threads that serve the connections (SwiftNIO event loops); `nil`: one per core, as
+    /// SwiftNIO's shared group has (it counts the cores a container's CPU quota allows).
+    public var eventLoops: Int?
     /// How long a connection may stall in the middle of a line before it is closed. A connection
     /// that is idle between lines (a subscriber waiting for updates) is never timed out.
     public var idleTimeout: Duration
@@ -102,6 +105,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         maxLineBytes: Int = Defaults.maxLineBytes,
         maxConnections: Int = Defaults.maxConnections,
         maxSubscriptionsPerConnection: Int = Defaults.maxSubscriptionsPerConnection,
+        eventLoops: Int? = nil,
         idleTimeout: Duration = Defaults.idleTimeout,
         maxMapSize: Int = Defaults.maxMapSize,
         accessPolicy: AccessPolicy? = nil,
@@ -119,6 +123,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         self.maxLineBytes = maxLineBytes
         self.maxConnections = maxConnections
         self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
+        self.eventLoops = eventLoops
         self.idleTimeout = idleTimeout
         self.maxMapSize = maxMapSize
         self.accessPolicy = accessPolicy ?? .ownerAndRoot(ownUID: UInt32(geteuid()))
@@ -156,6 +161,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             entry(.maxLineBytes, SettingValueParsers.formatBytes(maxLineBytes)),
             entry(.maxConnections, "\(maxConnections)"),
             entry(.maxSubscriptions, "\(maxSubscriptionsPerConnection)"),
+            entry(.eventLoops, eventLoops.map { "\($0)" } ?? "one per core"),
             entry(.idleTimeout, "\(idleTimeout)"),
             entry(.maxMapSize, SettingValueParsers.formatBytes(maxMapSize)),
             entry(.allowRead, principals(.read)),

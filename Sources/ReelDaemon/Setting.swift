@@ -14,6 +14,7 @@ enum Setting: String, CaseIterable, Sendable {
     case socketGroup = "socket-group"
     case maxLineBytes = "max-line-bytes"
     case maxConnections = "max-connections"
+    case eventLoops = "event-loops"
     case maxSubscriptions = "max-subscriptions"
     case idleTimeout = "idle-timeout"
     case maxMapSize = "max-map-size"

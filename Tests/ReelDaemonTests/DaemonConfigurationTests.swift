@@ -202,10 +202,22 @@ struct DaemonConfigurationTests {
         #expect(error?.exitStatus == 0)
         let help = DaemonConfiguration.helpText
         for flag in ["--data-dir", "--socket", "--config", "--checkpoint-every", "--log-level", "--socket-mode", "--socket-group",
-                     "--max-line-bytes", "--max-connections", "--max-subscriptions", "--idle-timeout", "--max-map-size",
+                     "--max-line-bytes", "--max-connections", "--max-subscriptions", "--event-loops", "--idle-timeout", "--max-map-size",
                      "--allow-read", "--allow-dispatch", "--allow-admin", "--metrics", "--shared-log", "REEL_DATA_DIR", "STATE_DIRECTORY"] {
             #expect(help.contains(flag), "help lacks \(flag)")
         }
+    }
+
+    @Test func eventLoopsAreOnePerCoreUnlessACountIsGiven() async throws {
+        let byDefault = try await Self.load()
+        #expect(byDefault.eventLoops == nil)
+        #expect(byDefault.loggingMetadata["event-loops"] == "one per core (default)")
+        #expect(try await Self.load(["--event-loops", "1"]).eventLoops == 1)
+        #expect(try await Self.load(["--event-loops", "0"]).eventLoops == nil)
+        #expect(try await Self.load(environment: ["REEL_EVENT_LOOPS": "3"]).eventLoops == 3)
+        let error = await #expect(throws: StartupError.self) { try await Self.load(["--event-loops", "many"]) }
+        #expect(error?.code == .invalidSetting)
+        #expect(error?.message.contains("event-loops") == true)
     }
 
     @Test func metricsAreOffUnlessAnAddressIsGiven() async throws {

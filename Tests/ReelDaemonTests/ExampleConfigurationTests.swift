@@ -25,7 +25,7 @@ struct ExampleConfigurationTests {
         try uncommented.write(toFile: dir.sub("reeld.yaml"), atomically: true, encoding: .utf8)
         let configuration = try await DaemonConfigurationTests.load(["--config", dir.sub("reeld.yaml")])
         for setting in ["data-dir", "socket", "checkpoint-every", "log-level", "socket-mode", "socket-group", "max-line-bytes",
-                        "max-connections", "max-subscriptions", "idle-timeout", "max-map-size", "allow-read", "allow-dispatch",
+                        "max-connections", "max-subscriptions", "event-loops", "idle-timeout", "max-map-size", "allow-read", "allow-dispatch",
                         "allow-admin"] {
             #expect(configuration.sources[setting] == .configFile(path: dir.sub("reeld.yaml"), key: setting), "\(setting)")
         }

@@ -29,6 +29,32 @@ import Testing
         #expect(try await again.stop(signal: SIGINT) == 0)
     }
 
+    /// With one event loop (what a machine or container with one core gets): dispatches read
+    /// together share commits (each used to be committed alone on the loop, with a sync of its
+    /// own), and the daemon stops cleanly with a loop group of its own.
+    @Test func oneEventLoopGroupsDispatchesReadTogether() async throws {
+        let dir = try TemporaryDirectory()
+        let daemon = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"), extraArguments: ["--event-loops", "1"]
+        )
+        try await daemon.start()
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
+            var lines = ""
+            for i in 1...50 {
+                let request: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(i)), "method": "dispatch", "params": Params.set("/n", .int(Int64(i)))]
+                lines += request.jsonString + "\n"
+            }
+            try await connection.send(lines)  // all at once, in one write
+            for i in 1...50 {
+                #expect(try await connection.receive()["result"]?["seq"] == .int(Int64(i)))
+            }
+            let stats = try #require(try await connection.request(51, "stats")["result"])
+            let commits = try #require(stats["commits"]?.intValue)
+            #expect(commits <= 25, "\(commits) commits for 50 dispatches read together")
+        }
+        #expect(try await daemon.stop(signal: SIGTERM) == 0)
+    }
+
     @Test func aSecondDaemonOnTheSameDataRefusesAndTheFirstKeepsServing() async throws {
         let dir = try TemporaryDirectory()
         let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
