@@ -198,7 +198,8 @@ private final class Loader {
             dataDirectory: dataDirectory, socketPath: socketPath, configFile: configFile,
             checkpointEvery: checkpointEvery, checkpointEveryBytes: checkpointEveryBytes, logLevel: logLevel, socketPermissions: permissions,
             maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxSubscriptionsPerConnection: maxSubscriptions,
-            eventLoops: eventLoops == 0 ? nil : eventLoops, idleTimeout: idleTimeout, maxMapSize: maxMapSize, accessPolicy: AccessPolicy(allowed: allowed), metrics: metrics,
+            eventLoops: eventLoops == 0 ? nil : eventLoops, idleTimeout: idleTimeout, maxMapSize: maxMapSize,
+            accessPolicy: AccessPolicy(allowed: allowed), metrics: metrics,
             sharedLog: sharedLog, sources: sources
         )
     }
