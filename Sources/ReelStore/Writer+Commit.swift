@@ -5,18 +5,21 @@ import ReelJSON
 import ReelStorage
 
 extension Writer {
-    /// An accepted request waiting for the commit, with the answer it gets if the commit succeeds.
-    typealias Pending = (request: DispatchRequest, result: DispatchResult)
-
     /// A group run through middleware and reducers, not yet durable: the writer's copy of the
     /// state already holds the accepted actions.
+    ///
+    /// Its answers name requests by their index in ``requests`` rather than hold copies of them:
+    /// a copy of a request (and its release) retained and released each of its references, twice
+    /// per dispatch.
     struct GroupEvaluation {
         var batch: CommitBatch
-        /// Accepted requests (and duplicates of keys first used in this group): answered once
-        /// the batch is durable.
-        var pending: [Pending] = []
+        /// The group's requests.
+        var requests: ArraySlice<DispatchRequest> = []
+        /// Accepted requests (and duplicates of keys first used in this group), with the answer
+        /// each gets once the batch is durable.
+        var pending: [(index: Int, result: DispatchResult)] = []
         /// Answers that do not wait for the commit: refusals, duplicates of durable keys, probes.
-        var answers: [(request: DispatchRequest, outcome: Result<DispatchResult, StoreError>)] = []
+        var answers: [(index: Int, outcome: Result<DispatchResult, StoreError>)] = []
         /// The latest seq with the accepted actions.
         var workingSeq: UInt64
         var refused = 0
@@ -28,7 +31,14 @@ extension Writer {
         var refusesSome: Bool { refused > 0 }
 
         func sendAnswers() {
-            for (request, outcome) in answers { request.reply(outcome) }
+            for (index, outcome) in answers { requests[index].reply(outcome) }
+        }
+
+        /// Answers every pending request: with its result, or with `failure`.
+        func answerPending(failure: StoreError? = nil) {
+            for (index, result) in pending {
+                requests[index].reply(failure.map { .failure($0) } ?? .success(result))
+            }
         }
     }
 
@@ -57,44 +67,46 @@ extension Writer {
     /// Middleware, validation and reducers for every request of the group, into the writer's copy
     /// of the state. Answers nothing yet.
     func evaluate(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint]) -> GroupEvaluation {
-        var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), workingSeq: seq)
+        var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), requests: requests, workingSeq: seq)
         group.batch.envelopes.reserveCapacity(requests.count)  // one action each, as most are
         var keysInGroup: [String: DedupRecord] = [:]
 
-        for request in requests {
+        // The requests' fields are read in place (`requests[index].…`), not from a copy.
+        for index in requests.indices {
             if let poisoned {
-                group.answers.append((request, .failure(StoreError(.storage, poisoned))))
+                group.answers.append((index, .failure(StoreError(.storage, poisoned))))
                 continue
             }
-            if request.isProbe {
+            if requests[index].isProbe {
                 if let broken = directory.writeFailure {
-                    group.answers.append((request, .failure(StoreError(.storage, "no commit can succeed until a restart: \(broken.message)"))))
+                    group.answers.append((index, .failure(StoreError(.storage, "no commit can succeed until a restart: \(broken.message)"))))
                 } else {
-                    group.answers.append((request, .success(DispatchResult(seqs: group.workingSeq...group.workingSeq))))
+                    group.answers.append((index, .success(DispatchResult(seqs: group.workingSeq...group.workingSeq))))
                 }
                 continue
             }
-            if let key = request.idempotencyKey {
+            let idempotencyKey = requests[index].idempotencyKey
+            if let key = idempotencyKey {
                 if let known = keysInGroup[key] {
                     // The first dispatch with this key is in this very group: answer after the commit.
-                    group.pending.append((request, DispatchResult(seqs: known.seqs, duplicate: true)))
+                    group.pending.append((index, DispatchResult(seqs: known.seqs, duplicate: true)))
                     group.duplicates += 1
                     continue
                 }
                 do {
                     if let known = try directory.dedupRecord(forKey: key) {
                         // Already durable: answered whatever becomes of this group's commit.
-                        group.answers.append((request, .success(DispatchResult(seqs: known.seqs, duplicate: true))))
+                        group.answers.append((index, .success(DispatchResult(seqs: known.seqs, duplicate: true))))
                         group.duplicates += 1
                         continue
                     }
                 } catch {
-                    group.answers.append((request, .failure(StoreError(error))))
+                    group.answers.append((index, .failure(StoreError(error))))
                     continue
                 }
             }
-            if let expected = request.expectedSeq, expected != group.workingSeq {
-                group.answers.append((request, .failure(StoreError(
+            if let expected = requests[index].expectedSeq, expected != group.workingSeq {
+                group.answers.append((index, .failure(StoreError(
                     .seqMismatch, "expectedSeq \(expected) does not match the latest seq \(group.workingSeq)",
                     currentSeq: group.workingSeq
                 ))))
@@ -102,21 +114,25 @@ extension Writer {
                 continue
             }
             do throws(StoreError) {
-                guard !request.actions.isEmpty else {
+                let actions = requests[index].actions
+                guard !actions.isEmpty else {
                     throw StoreError(.invalidArgument, "a batch needs at least one action")
                 }
-                try reduce(request, after: group.workingSeq, time: group.time, appendingTo: &group.batch.envelopes)
+                try reduce(
+                    actions, peer: requests[index].peer, idempotencyKey: idempotencyKey, after: group.workingSeq, time: group.time,
+                    appendingTo: &group.batch.envelopes
+                )
                 let first = group.workingSeq + 1
-                let last = group.workingSeq + UInt64(request.actions.count)
+                let last = group.workingSeq + UInt64(actions.count)
                 group.workingSeq = last
-                if let key = request.idempotencyKey {
-                    let record = DedupRecord(firstSeq: first, count: UInt64(request.actions.count))
+                if let key = idempotencyKey {
+                    let record = DedupRecord(firstSeq: first, count: UInt64(actions.count))
                     keysInGroup[key] = record
                     group.batch.dedup.append((key, record))
                 }
-                group.pending.append((request, DispatchResult(seqs: first...last)))
+                group.pending.append((index, DispatchResult(seqs: first...last)))
             } catch {
-                group.answers.append((request, .failure(error)))
+                group.answers.append((index, .failure(error)))
                 group.refused += 1
             }
         }
@@ -138,7 +154,7 @@ extension Writer {
                 checkpointSpacing.logged(bytes: try directory.appendDurably(batch))
                 syncDuration = ContinuousClock.now - syncStarted
             } catch {
-                failCommit(error, pending: group.pending, refused: group.refused, appendedToSharedLog: appendedToSharedLog)
+                failCommit(error, group: group, appendedToSharedLog: appendedToSharedLog)
                 return
             }
             CrashPoint.commitAfter.reach()
@@ -169,9 +185,7 @@ extension Writer {
         if committed > 0 {
             watchers.published(batch.envelopes)
         }
-        for (request, result) in group.pending {
-            request.reply(.success(result))
-        }
+        group.answerPending()
         if !group.pending.isEmpty { CrashPoint.ackAfter.reach() }
         if committed > 0 {
             instruments.actionsAcknowledged.increment(by: committed)
@@ -208,22 +222,23 @@ extension Writer {
     /// and `envelopes` are as they were. (Appended in place: an array per request was one more
     /// allocation per dispatch.)
     private func reduce(
-        _ request: DispatchRequest, after latest: UInt64, time: Timestamp, appendingTo envelopes: inout [ActionEnvelope]
+        _ actions: [Action], peer: Peer, idempotencyKey: String?, after latest: UInt64, time: Timestamp,
+        appendingTo envelopes: inout [ActionEnvelope]
     ) throws(StoreError) {
-        if request.actions.count == 1 {
+        if actions.count == 1 {
             // Reducers leave the state unchanged when they throw.
-            envelopes.append(try reduce(request.actions[0], of: request, into: &state, seq: latest + 1, time: time))
+            envelopes.append(try reduce(actions[0], peer: peer, idempotencyKey: idempotencyKey, into: &state, seq: latest + 1, time: time))
             return
         }
         // A batch is atomic: a later action's failure must undo the earlier ones. Undone by
         // starting again from the published state and the group's earlier actions, rather than
         // by working on a copy, which would copy the whole state for every batch.
         let accepted = envelopes.count
-        envelopes.reserveCapacity(accepted + request.actions.count)
+        envelopes.reserveCapacity(accepted + actions.count)
         do throws(StoreError) {
-            for (offset, action) in request.actions.enumerated() {
+            for (offset, action) in actions.enumerated() {
                 let actionSeq = latest + UInt64(offset) + 1
-                envelopes.append(try reduce(action, of: request, into: &state, seq: actionSeq, time: time))
+                envelopes.append(try reduce(action, peer: peer, idempotencyKey: idempotencyKey, into: &state, seq: actionSeq, time: time))
             }
         } catch {
             if envelopes.count > accepted {
@@ -249,9 +264,9 @@ extension Writer {
     }
 
     private func reduce(
-        _ action: Action, of request: DispatchRequest, into state: inout State, seq actionSeq: UInt64, time: Timestamp
+        _ action: Action, peer: Peer, idempotencyKey: String?, into state: inout State, seq actionSeq: UInt64, time: Timestamp
     ) throws(StoreError) -> ActionEnvelope {
-        let context = DispatchContext(seq: actionSeq, time: time, peer: request.peer)
+        let context = DispatchContext(seq: actionSeq, time: time, peer: peer)
         let processed: Action
         do {
             processed = try definition.runMiddleware(action, state: state, context: context)
@@ -260,7 +275,7 @@ extension Writer {
             throw StoreError(error)
         }
         let envelope = ActionEnvelope(
-            seq: actionSeq, action: processed, time: time, peer: request.peer, idempotencyKey: request.idempotencyKey
+            seq: actionSeq, action: processed, time: time, peer: peer, idempotencyKey: idempotencyKey
         )
         try Fold(definition: definition).apply(envelope, to: &state, stateAt: revertTarget)
         return envelope
@@ -276,8 +291,8 @@ extension Writer {
         return to == seq ? shared.withLock { $0.snapshot.state } : try timeline.state(at: to)
     }
 
-    func failCommit(_ error: StorageError, pending: [Pending], refused: Int, appendedToSharedLog: Bool = false) {
-        logger.error("commit failed; \(pending.count) dispatches not acknowledged: \(error.message)")
+    func failCommit(_ error: StorageError, group: GroupEvaluation, appendedToSharedLog: Bool = false) {
+        logger.error("commit failed; \(group.pending.count) dispatches not acknowledged: \(error.message)")
         state = shared.withLock { $0.snapshot.state }  // the group's changes are not durable
         // Never carry on as if the data had reached the disk: the state stays at the last
         // successful commit, and if the log on disk does not end where we think, stop writing.
@@ -294,15 +309,13 @@ extension Writer {
         }
         shared.withLock { shared in
             shared.statistics.commitFailures += 1
-            shared.statistics.dispatchesRefused += UInt64(refused)
+            shared.statistics.dispatchesRefused += UInt64(group.refused)
         }
         instruments.commitFailures.increment()
         let failure = appendedToSharedLog
             ? StoreError(.storage, "in the shared log but not in this node's copy, so not acknowledged: \(error.message)", underlying: error)
             : StoreError(.storage, "not durable, not acknowledged: \(error.message)", underlying: error)
-        for (request, _) in pending {
-            request.reply(.failure(failure))
-        }
+        group.answerPending(failure: failure)
     }
 
     /// If a checkpoint is due at `seq` (committed) and none is being encoded, starts encoding it on

@@ -133,7 +133,7 @@ extension Writer {
         state = shared.withLock { $0.snapshot.state }
         group.sendAnswers()
         let failure = StoreError(.storage, reason)
-        for (request, _) in group.pending { request.reply(.failure(failure)) }
+        group.answerPending(failure: failure)
         shared.withLock { shared in
             shared.statistics.commitFailures += 1
             shared.statistics.dispatchesRefused += UInt64(group.refused)
