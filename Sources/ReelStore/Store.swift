@@ -23,7 +23,7 @@ public final class Store<State: StoreState>: Sendable {
     public let directory: DataDirectory
     /// Read-only time travel over this store's log.
     public let timeline: Timeline<State>
-    private let writer: Writer<State>
+    let writer: Writer<State>
 
     /// Opens (or creates) the store in `path`.
     ///

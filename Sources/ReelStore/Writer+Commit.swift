@@ -195,12 +195,34 @@ extension Writer {
         }
         // After the answers: the catch-up only has to be done before the next group's reducers.
         if previous != nil {
-            // Moved, not bound: a second reference would make the first change copy it whole.
-            state = previous.take()!
-            catchUp(with: batch.envelopes, published: published!)
+            if keepsSharingSmallState(afterCommitting: committed) {
+                // The writer's copy stays the published one; the next group's changes copy what
+                // they touch of it, which for a small state costs less than this group's actions
+                // folded once more.
+                previous = nil
+            } else {
+                // Moved, not bound: a second reference would make the first change copy it whole.
+                state = previous.take()!
+                catchUp(with: batch.envelopes, published: published!)
+            }
         }
         requestCheckpointIfDue(at: workingSeq, published: published ?? shared.withLock { $0.snapshot.state })
     }
+
+    /// Whether the writer may keep sharing the state it just published instead of catching the
+    /// readers' old copy up: when the state is small (its last checkpoint under
+    /// ``smallStateBytes``) and the group large (``catchUpAtMost`` actions or more). The next
+    /// group's first changes then copy the containers they touch, at most the whole small state
+    /// (plus what the actions since that checkpoint added: checkpoints come every 10,000 actions),
+    /// where the catch-up would fold every action of the group a second time (50 clients × 16
+    /// pipelined: groups of about 160 actions, the catch-up 5% of `reeld`'s CPU).
+    func keepsSharingSmallState(afterCommitting actions: Int) -> Bool {
+        let stateBytes = checkpointSpacing.lastCheckpointBytes
+        return actions > Self.catchUpAtMost && stateBytes > 0 && stateBytes <= Self.smallStateBytes
+    }
+
+    static var smallStateBytes: UInt64 { 64 << 10 }
+    static var catchUpAtMost: Int { 16 }
 
     /// Folds the group's actions into the writer's copy, which is the copy the readers had until
     /// now (its only reference, unless a reader still holds the old snapshot).

@@ -51,6 +51,40 @@ struct WriterCopiesTests {
         await store.close()
     }
 
+    /// A small state after large groups: the writer keeps the copy it published (no catch-up
+    /// fold) and its next changes copy what they touch. Every snapshot taken along the way keeps
+    /// the value it was published with, and equals a replay at its seq.
+    @Test func aSmallStateSharedAfterLargeGroupsLeavesEverySnapshotAsPublished() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock, options: StoreOptions(checkpointEvery: 5))
+        func set(_ key: String, _ value: Int) -> Action {
+            Action(type: "set", payload: ["path": .string("/\(key)"), "value": .int(Int64(value))])
+        }
+        // A first checkpoint, so that the state's size is known (it is small).
+        for i in 1...6 { try await store.dispatch(set("k\(i)", i)) }
+        try await waitUntil("the first checkpoint") { store.statistics.checkpointsWritten > 0 }
+        #expect(store.writer.keepsSharingSmallState(afterCommitting: 40))
+        #expect(!store.writer.keepsSharingSmallState(afterCommitting: 1), "one action is cheaper to fold again")
+
+        var held: [StoreSnapshot<JSONValue>] = []
+        for round in 0..<20 {
+            // 40 actions in one group, some of them on nested containers.
+            let batch = (0..<40).map { i in
+                i % 4 == 0
+                    ? Action(type: "merge", payload: ["nested": ["r\(round)": .int(Int64(i))]])
+                    : set("k\(i % 10)", round * 100 + i)
+            }
+            try await store.dispatch(batch: batch)
+            held.append(store.snapshot)
+        }
+        for snapshot in held {
+            #expect(try replayed(store, at: snapshot.seq) == snapshot.state, "seq \(snapshot.seq)")
+        }
+        #expect(held.last?.state["k9"] == .int(1_939))
+        #expect(held.last?.state["nested"]?["r0"] == .int(36))
+        await store.close()
+    }
+
     /// A reader holding a snapshot keeps its value while the writer takes that copy back and
     /// folds new actions into it.
     @Test func aSnapshotHeldByAReaderKeepsItsValue() async throws {
