@@ -44,7 +44,8 @@ final class DaemonMetrics: Sendable {
             latest = registry.gauge("reel_shared_log_latest_seq", help: "The latest seq this node knows the shared log to have.")
             lag = registry.gauge("reel_shared_log_lag_seqs", help: "How many seqs this node's copy is behind the shared log.")
             reachable = registry.gauge("reel_shared_log_reachable", help: "1 while the shared log answers, 0 while it does not.")
-            refusing = registry.gauge("reel_shared_log_refusing", help: "1 when this node's copy disagrees with the shared log and it refuses dispatches."
+            refusing = registry.gauge(
+                "reel_shared_log_refusing", help: "1 when this node's copy disagrees with the shared log and it refuses dispatches."
             )
         }
     }
@@ -72,7 +73,8 @@ final class DaemonMetrics: Sendable {
             (mode, registry.gauge("reel_subscriptions", labels: [("mode", mode.rawValue)], help: "Subscriptions open, by mode."))
         }
         lag = SubscriptionMode.allCases.map { mode in
-            (mode, registry.gauge("reel_subscription_lag_seqs", labels: [("mode", mode.rawValue)],
+            (mode, registry.gauge(
+                "reel_subscription_lag_seqs", labels: [("mode", mode.rawValue)],
                 help: "By mode, the most seqs one subscription's deliveries are behind the latest commit."
             ))
         }
@@ -83,7 +85,8 @@ final class DaemonMetrics: Sendable {
         readerSlotsUsed = registry.gauge("reel_reader_slots_used", help: "LMDB reader slots in use (a high-water mark).")
         readerSlots = registry.gauge("reel_reader_slots", help: "The size of LMDB's reader table.")
         lastCheckpointSeq = registry.gauge("reel_last_checkpoint_seq", help: "The seq of the newest checkpoint.")
-        lastCheckpointAge = registry.gauge("reel_last_checkpoint_age_seconds", help: "Seconds since the newest checkpoint was made (0 when there is none)."
+        lastCheckpointAge = registry.gauge(
+            "reel_last_checkpoint_age_seconds", help: "Seconds since the newest checkpoint was made (0 when there is none)."
         )
         openDuration = registry.gauge("reel_open_duration_seconds", help: "How long restoring the state took at startup.")
         replayedAtOpen = registry.gauge("reel_replayed_at_open_actions", help: "Actions replayed at startup.")

@@ -210,8 +210,8 @@ extension Writer {
     }
 
     /// Whether the writer may keep sharing the state it just published instead of catching the
-    /// readers' old copy up: when the state is small (its last checkpoint under
-    /// ``smallStateBytes``) and the group large (``catchUpAtMost`` actions or more). The next
+    /// readers' old copy up: when the state is small (its last checkpoint at most
+    /// ``smallStateBytes``) and the group large (more than ``catchUpAtMost`` actions). The next
     /// group's first changes then copy the containers they touch, at most the whole small state
     /// (plus what the actions since that checkpoint added: checkpoints come every 10,000 actions),
     /// where the catch-up would fold every action of the group a second time (50 clients × 16

@@ -54,16 +54,8 @@ import Testing
     @Test func dispatchesReadTogetherShareCommits() async throws {
         try await ServerHarness.run { server throws in
             try await server.connect { connection throws in
-                var lines = ""
-                for i in 1...50 {
-                    let request: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(i)), "method": "dispatch", "params": Params.set("/n", .int(Int64(i)))]
-                    lines += request.jsonString + "\n"
-                }
-                try await connection.send(lines)  // all at once, in one write
-                for i in 1...50 {
-                    let response = try await connection.receive()
-                    #expect(response["result"]?["seq"] == .int(Int64(i)))
-                }
+                let responses = try await connection.dispatchTogether((1...50).map { Params.set("/n", .int(Int64($0))) })
+                #expect(responses.map { $0["result"]?["seq"] } == (1...50).map { .int(Int64($0)) })
             }
             let statistics = server.store.statistics
             #expect(statistics.actionsCommitted == 50)

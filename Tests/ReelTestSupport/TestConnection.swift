@@ -33,12 +33,7 @@ public struct TestConnection {
     /// first (they may: an update is not ordered with responses) are kept, in order, for the next
     /// ``receive()`` or ``updatesSoFar()``: none is dropped.
     public func request(_ id: Int, _ method: String, _ params: JSONValue? = nil) async throws -> JSONValue {
-        var message: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
-        if let params, case .object(var members) = message {
-            members["params"] = params
-            message = .object(members)
-        }
-        try await send(message.jsonString + "\n")
+        try await send(Self.requestLine(id, method, params))
         while true {
             let received = try await inbound.nextMessage()
             if received["method"] == "update" {
@@ -47,6 +42,24 @@ public struct TestConnection {
             }
             return received
         }
+    }
+
+    /// Sends a `dispatch` for each of `params` (ids 1, 2, …) in one write, so that the server reads
+    /// them together, and returns the responses in order.
+    public func dispatchTogether(_ params: [JSONValue]) async throws -> [JSONValue] {
+        try await send(params.enumerated().map { Self.requestLine($0.offset + 1, "dispatch", $0.element) }.joined())
+        var responses: [JSONValue] = []
+        for _ in params { responses.append(try await receive()) }
+        return responses
+    }
+
+    private static func requestLine(_ id: Int, _ method: String, _ params: JSONValue?) -> String {
+        var message: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
+        if let params, case .object(var members) = message {
+            members["params"] = params
+            message = .object(members)
+        }
+        return message.jsonString + "\n"
     }
 
     /// The next message from the server: updates kept by ``request(_:_:_:)`` first.

@@ -39,15 +39,8 @@ import Testing
         )
         try await daemon.start()
         try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
-            var lines = ""
-            for i in 1...50 {
-                let request: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(i)), "method": "dispatch", "params": Params.set("/n", .int(Int64(i)))]
-                lines += request.jsonString + "\n"
-            }
-            try await connection.send(lines)  // all at once, in one write
-            for i in 1...50 {
-                #expect(try await connection.receive()["result"]?["seq"] == .int(Int64(i)))
-            }
+            let responses = try await connection.dispatchTogether((1...50).map { Params.set("/n", .int(Int64($0))) })
+            #expect(responses.map { $0["result"]?["seq"] } == (1...50).map { .int(Int64($0)) })
             let stats = try #require(try await connection.request(51, "stats")["result"])
             let commits = try #require(stats["commits"]?.intValue)
             #expect(commits <= 25, "\(commits) commits for 50 dispatches read together")
