@@ -157,8 +157,8 @@ extension DataDirectory {
             batch.append(dedup: group.dedup)
         }
         if !batch.isEmpty { try commit(batch) }
+        try file.preallocate(max(JournalFile.initialSize, options.journalPreallocation))
         if file.size < JournalFile.initialSize { try file.grow(toAtLeast: JournalFile.initialSize) }
-        if file.size < options.journalPreallocation { file.preallocate(options.journalPreallocation) }
         let journal = Journal(
             file: file, applyDelay: .milliseconds(Int64(options.journalApplyDelay * 1000)), cycleSize: options.journalCycleSize
         )

@@ -49,8 +49,9 @@ public final class DataDirectory: Sendable {
         public var journalApplyDelay: Double = 0.020
         /// The journal's size before writing goes back to its start (once LMDB holds everything).
         public var journalCycleSize: Int = 64 << 20
-        /// How much of the journal to allocate when it is opened for writing (`posix_fallocate`,
-        /// best effort past the first MiB). The daemon allocates the whole cycle, so that the file
+        /// How much of the journal to write with zeros when it is opened for writing (see
+        /// `JournalFile.preallocate`: about 45 ms for 64 MiB, once per data directory; a disk
+        /// too full for them leaves the file to grow when it needs to). The daemon allocates the whole cycle, so that the file
         /// never grows under load (a growth's allocation and sync hold acknowledgements up: 50 × 16
         /// pipelined, p99 10–12 → 9.5–11 ms); tests keep it small, since every open reads the
         /// whole file.

@@ -10,11 +10,11 @@ import Synchronization
 /// The journal's file, `journal.reel` in the data directory: where a group of dispatches becomes
 /// durable with one write and one `fdatasync`, before LMDB receives it (see ``JournalFormat``).
 ///
-/// The file is allocated ahead (`posix_fallocate`) and written in place, so a sync carries no
-/// change of size: on ext4 that makes the one sync of an acknowledgement about a third cheaper
-/// than one that appends (measured here: 120 µs against 180 µs). ext4 keeps fallocated blocks
-/// "unwritten" until first written, so the sync after the first write into each block also writes
-/// the inode's extents (`ext4_write_inode` in the profiles): a cost of the file's first cycle. It starts at ``initialSize``,
+/// The file is allocated ahead and written in place, so a sync carries no change of size. At the
+/// open, zeros are written ahead (``preallocate(_:)``): a sync into a written block is about 40%
+/// cheaper than one that appends or writes into a fallocated block, which ext4 keeps "unwritten"
+/// until first written (its sync also writes the inode's extents, `ext4_write_inode` in the
+/// profiles). Growth under load allocates with `posix_fallocate`. It starts at ``initialSize``,
 /// doubles while its records are not yet in LMDB, up to a cycle size (64 MiB by default); past that, writing goes
 /// back to offset 0 once LMDB holds everything in the file.
 ///
@@ -104,14 +104,27 @@ final class JournalFile: Sendable {
         try growing.withLock { (_: inout ()) throws(StorageError) in try growLocked(toAtLeast: minimum) }
     }
 
-    /// Allocates the file up to `size` without writing it, best effort (a file system without
-    /// fallocate, or a disk too full for it, leaves it as it was: it grows when needed). Its
-    /// blocks stay "unwritten" until first written, which makes the first sync into each write
-    /// the inode's extents too: a cost of the first cycle only.
-    func preallocate(_ size: Int) {
-        growing.withLock { _ in
-            guard size > self.size, posix_fallocate(fd, 0, off_t(size)) == 0 else { return }
-            guard !durable || fsync(fd) == 0 else { return }
+    /// Writes zeros up to `size` and syncs them. For the open, before any dispatch waits: 64 MiB
+    /// take about 45 ms here. Written zeros rather than `posix_fallocate`: ext4 keeps fallocated
+    /// blocks "unwritten" until first written, so each sync into one also writes the inode's
+    /// extents; a sync into a written block is about 40% cheaper (a 3 KB write and `fdatasync`:
+    /// 0.084 against 0.135 ms, the same as appending). Growing under load keeps `fallocate`:
+    /// writing zeros there held acknowledgements up for 10–16 ms.
+    ///
+    /// - Throws: after any failure but a full disk (the disk is failing: the store does not open
+    ///   on it). A disk too full for the zeros gets its space back, and the file grows later as
+    ///   it needs to.
+    func preallocate(_ size: Int) throws(StorageError) {
+        try growing.withLock { (_: inout ()) throws(StorageError) in
+            let start = self.size
+            guard size > start else { return }
+            do throws(StorageError) {
+                try writeZeros(from: start, to: size)
+            } catch where error.code == .full {
+                _ = ftruncate(fd, off_t(start))  // (nothing past `start` holds a record)
+                return
+            }
+            guard !durable || fsync(fd) == 0 else { throw Self.error("cannot sync the journal \(path) after writing its space") }
             allocated.store(size, ordering: .releasing)
         }
     }
@@ -143,14 +156,25 @@ final class JournalFile: Sendable {
         allocated.store(target, ordering: .releasing)
     }
 
+    /// Writes zeros over `start..<end`: one block of them, written many times over by each
+    /// `pwritev` (64 MiB in one call).
     private func writeZeros(from start: Int, to end: Int) throws(StorageError) {
-        let zeros = [UInt8](repeating: 0, count: min(1 << 20, end - start))
+        let block = 64 << 10
+        let zeros = UnsafeMutableRawPointer.allocate(byteCount: block, alignment: 4096)
+        defer { zeros.deallocate() }
+        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: block)
+        var vectors: [iovec] = []
         var position = start
         while position < end {
-            let count = min(zeros.count, end - position)
-            guard zeros.withUnsafeBytes({ pwriteAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: position) }) else {
-                throw Self.error("cannot write the journal \(path)'s new space")
+            vectors.removeAll(keepingCapacity: true)
+            var remaining = end - position
+            while remaining > 0 && vectors.count < 1024 {  // (IOV_MAX)
+                vectors.append(iovec(iov_base: zeros, iov_len: min(block, remaining)))
+                remaining -= block
             }
+            let count = pwritev(fd, vectors, Int32(vectors.count), off_t(position))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw Self.error("cannot write the journal \(path)'s new space") }
             position += count
         }
     }
