@@ -43,27 +43,32 @@ package enum JournalFormat {
     static let checksumSeed: UInt64 = 0x5265_656C_4A6E_6C31
 
     package static func encode(_ group: JournalGroup) -> [UInt8] {
-        var payload = BinaryWriter(reservingCapacity: group.records.reduce(16) { $0 + $1.count + 3 })
+        // The payload is written straight after room for the header, which is filled in after
+        // it: written apart and then appended, every record was copied twice more.
+        var writer = BinaryWriter(reservingCapacity: headerSize + group.records.reduce(16) { $0 + $1.count + 3 } + alignment)
+        writer.writeBytes(repeatElement(0, count: headerSize))
         for record in group.records {
-            payload.writeVarint(UInt64(record.count))
-            payload.writeBytes(record)
+            writer.writeVarint(UInt64(record.count))
+            writer.writeBytes(record)
         }
         for (key, record) in group.dedup {
-            payload.writeString(key)
-            payload.writeVarint(record.firstSeq)
-            payload.writeVarint(record.count)
+            writer.writeString(key)
+            writer.writeVarint(record.firstSeq)
+            writer.writeVarint(record.count)
         }
-        let length = payload.bytes.count
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(headerSize + length + alignment)
-        append(&bytes, magic)
-        append(&bytes, UInt32(length))
-        append(&bytes, group.firstSeq)
-        append(&bytes, UInt32(group.records.count))
-        append(&bytes, UInt32(group.dedup.count))
-        let checksum = checksum(header: bytes, payload: payload.bytes)
-        append(&bytes, checksum)
-        bytes += payload.bytes
+        var bytes = writer.bytes
+        writer = BinaryWriter()  // (so that `bytes` is the only reference: changed in place)
+        let length = bytes.count - headerSize
+        bytes.withUnsafeMutableBytes { buffer in
+            store(magic, in: buffer, at: 0)
+            store(UInt32(length), in: buffer, at: 4)
+            store(group.firstSeq, in: buffer, at: 8)
+            store(UInt32(group.records.count), in: buffer, at: 16)
+            store(UInt32(group.dedup.count), in: buffer, at: 20)
+            let header = UnsafeRawBufferPointer(rebasing: buffer[0..<24])
+            let payload = UnsafeRawBufferPointer(rebasing: buffer[headerSize...])
+            store(checksum(header: header, payload: payload), in: buffer, at: 24)
+        }
         bytes += repeatElement(0, count: padding(after: bytes.count))
         return bytes
     }
@@ -170,8 +175,8 @@ package enum JournalFormat {
         return payload.withUnsafeBytes { RecordChecksum.of($0, seed: headerSum) }
     }
 
-    private static func append<T: FixedWidthInteger>(_ bytes: inout [UInt8], _ value: T) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    private static func store<T: FixedWidthInteger>(_ value: T, in buffer: UnsafeMutableRawBufferPointer, at offset: Int) {
+        buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
     }
 
     private static func load<T: FixedWidthInteger>(_: T.Type, _ file: UnsafeRawBufferPointer, _ offset: Int) -> T {

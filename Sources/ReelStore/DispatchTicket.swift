@@ -30,13 +30,14 @@ public final class DispatchTicket: Sendable {
     }
 
     func resolve(_ result: Outcome) {
-        let (first, more) = state.withLock { state in
+        // The waiters are moved out (swapped with empty ones), not copied and then cleared: a copy
+        // retained each one under the lock only for the clearing to release it.
+        var first: Waiter?
+        var more: [Waiter] = []
+        state.withLock { state in
             state.result = result
-            defer {
-                state.first = nil
-                state.more = []
-            }
-            return (state.first, state.more)
+            swap(&first, &state.first)
+            swap(&more, &state.more)
         }
         first?.body(result)
         for waiter in more { waiter.body(result) }

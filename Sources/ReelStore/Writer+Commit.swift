@@ -30,14 +30,25 @@ extension Writer {
         /// Whether some answer refuses a dispatch (as opposed to a duplicate or a probe).
         var refusesSome: Bool { refused > 0 }
 
+        /// Sends the answers that do not wait for the commit.
+        ///
+        /// Here and in ``answerPending(failure:)`` the requests are reached through an unsafe
+        /// buffer, in place: through the slice's subscript, each `reply` ran on a copy of its
+        /// request (every reference retained and released: 5% of the writer's samples at 50 x 16).
         func sendAnswers() {
-            for (index, outcome) in answers { requests[index].reply(outcome) }
+            let start = requests.startIndex
+            requests.withUnsafeBufferPointer { requests in
+                for (index, outcome) in answers { requests[index - start].reply(outcome) }
+            }
         }
 
         /// Answers every pending request: with its result, or with `failure`.
         func answerPending(failure: StoreError? = nil) {
-            for (index, result) in pending {
-                requests[index].reply(failure.map { .failure($0) } ?? .success(result))
+            let start = requests.startIndex
+            requests.withUnsafeBufferPointer { requests in
+                for (index, result) in pending {
+                    requests[index - start].reply(failure.map { .failure($0) } ?? .success(result))
+                }
             }
         }
     }
