@@ -47,7 +47,13 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         self.handler = handler
         self.commits = commits
         self.peer = peer
+        // The access policy is fixed for the daemon's life and the peer for the connection's, so
+        // what it permits is decided once: asked per request (a dictionary lookup through the
+        // generic handler, its metadata looked up at each call), it was 4% of the event loops'
+        // time at 50 x 16 pipelined.
+        let permitted = Permission.allCases.filter { handler.authorize($0, peer) }
         router = RequestRouter { method in
+            if permitted.contains(method.permission) { return nil }
             let denial = handler.denial(method, peer: peer)
             if let denial, method == .dispatch { handler.figures.refused(code: denial.code) }
             return denial
