@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 
 /// The framing rules of ``LineFramingHandler`` as a plain value, without I/O or timers: bytes go
@@ -40,27 +47,41 @@ public struct LineFramer: Sendable {
             result.refused = true
             return result
         }
-        if pending == nil {
-            pending = incoming
+        var buffer: ByteBuffer
+        if var earlier = pending.take() {
+            earlier.writeBuffer(&incoming)  // (in place: `pending` no longer shares it)
+            buffer = earlier
         } else {
-            pending!.writeBuffer(&incoming)
+            buffer = incoming
         }
-        while var buffer = pending, let newline = buffer.readableBytesView.dropFirst(scanned).firstIndex(of: UInt8(ascii: "\n")) {
-            result.completedALine = true
-            scanned = 0
-            let length = newline - buffer.readerIndex
-            var line = buffer.readSlice(length: length)!
-            buffer.moveReaderIndex(forwardBy: 1)
-            pending = buffer.readableBytes > 0 ? buffer : nil
-            if line.readableBytesView.last == UInt8(ascii: "\r") {
-                line = line.getSlice(at: line.readerIndex, length: line.readableBytes - 1)!
+        // The newlines are found with memchr over the readable bytes and the lines cut out as
+        // slices of them (a byte-at-a-time search through the buffer's view, and a copy of the
+        // buffer per line, were 4% of an event loop's time with 16 requests per read).
+        var consumed = 0  // bytes of `buffer`, from its reader index, in complete lines
+        var tooLong = false
+        buffer.withUnsafeReadableBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var offset = scanned
+            while offset < bytes.count, let found = memchr(base + offset, Int32(UInt8(ascii: "\n")), bytes.count - offset) {
+                let newline = UnsafeRawPointer(found) - base
+                result.completedALine = true
+                var length = newline - consumed
+                if length > 0 && bytes[newline - 1] == UInt8(ascii: "\r") { length -= 1 }
+                guard length <= maxLineLength else {
+                    tooLong = true
+                    return
+                }
+                if length > 0 { result.lines.append(buffer.getSlice(at: buffer.readerIndex + consumed, length: length)!) }
+                consumed = newline + 1
+                offset = consumed
             }
-            guard line.readableBytes <= maxLineLength else {
-                fail(&result)
-                return result
-            }
-            if line.readableBytes > 0 { result.lines.append(line) }
         }
+        if tooLong {
+            fail(&result)
+            return result
+        }
+        buffer.moveReaderIndex(forwardBy: consumed)
+        pending = buffer.readableBytes > 0 ? buffer : nil
         scanned = pending?.readableBytes ?? 0
         // A partial line already longer than the limit is refused now, without waiting for its
         // end; but a last "\r" may be the start of the "\r\n" that ends a line of exactly the

@@ -200,8 +200,8 @@ public final class Store<State: StoreState>: Sendable {
         )
         if commitIfAlone, writer.commitAlone(request) { return ticket }
         writer.inFlight.value.add(1, ordering: .relaxed)
-        if !writer.queue.submit(request) {
-            request.reply(.failure(StoreError(.shuttingDown, "the store is shutting down")))
+        if let refused = writer.queue.submit(request) {
+            refused.reply(.failure(StoreError(.shuttingDown, "the store is shutting down")))
         }
         return ticket
     }
@@ -230,7 +230,7 @@ public final class Store<State: StoreState>: Sendable {
             actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true,
             ticket: ticket, inFlight: nil
         )
-        guard writer.queue.submit(request) else { return false }
+        guard writer.queue.submit(request) == nil else { return false }
         return (try? await ticket.result()) != nil
     }
 

@@ -33,12 +33,16 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         idleSpinNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 
-    /// Queues a request. Returns `false` when the queue is closed (the store is shutting down).
-    func submit(_ request: Request) -> Bool {
+    /// Queues a request, or gives it back when the queue is closed (the store is shutting down).
+    ///
+    /// Consumed, and given back rather than kept by the caller for the refusal: a caller that still
+    /// held it had it copied into the queue (every reference retained, 2% of an event loop's time
+    /// at 50 x 16 pipelined).
+    func submit(_ request: consuming Request) -> Request? {
         condition.lock()
         guard !closed else {
             condition.unlock()
-            return false
+            return request
         }
         requests.append(request)
         submissions.add(1, ordering: .releasing)
@@ -47,7 +51,7 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         // the lock taken and sleep again until the unlock (two more context switches). No wake-up
         // is lost: a writer not yet waiting sees the request before it waits.
         condition.signal()
-        return true
+        return nil
     }
 
     /// Queues an encoded checkpoint for the writer to store.
