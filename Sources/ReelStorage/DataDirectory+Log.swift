@@ -231,6 +231,28 @@ extension DataDirectory {
         _ = try acked.forEach(from: expected, through: last, body)
     }
 
+    /// The seqs each of `keys` was given, for those that were used: the journal's under one lock,
+    /// the rest from one read transaction. For the writer, once per group (a read transaction per
+    /// keyed dispatch was 5% of its time at 50 x 16 pipelined).
+    public func dedupRecords(forKeys keys: [String]) throws(StorageError) -> [String: DedupRecord] {
+        var found = journal?.keys(keys) ?? [:]
+        let rest = keys.filter { found[$0] == nil }
+        guard !rest.isEmpty else { return found }
+        do {
+            try env.read { txn in
+                for key in rest {
+                    let record = try txn.withValue(forKey: Array(key.utf8), in: dedup) { value in
+                        try value.withUnsafeBytes { bytes throws(StorageError) in try DedupRecord(decoding: bytes, key: key, acceptingLegacy: acceptsLegacyRecords) }
+                    }
+                    if let record { found[key] = record }
+                }
+            }
+        } catch {
+            throw Self.wrap(error, "cannot read idempotency keys")
+        }
+        return found
+    }
+
     /// The seqs an idempotency key was given, or `nil` when it was never used.
     public func dedupRecord(forKey key: String) throws(StorageError) -> DedupRecord? {
         if let journaled = journal?.key(key) { return journaled }

@@ -129,6 +129,15 @@ final class Journal: @unchecked Sendable {
         return keys[key]
     }
 
+    /// The records of those of `wanted` that the journal holds, under one lock.
+    func keys(_ wanted: [String]) -> [String: DedupRecord] {
+        condition.lock()
+        defer { condition.unlock() }
+        var found: [String: DedupRecord] = [:]
+        for key in wanted { if let record = keys[key] { found[key] = record } }
+        return found
+    }
+
     /// Hands a journaled (or checkpoint-only) batch to the applier.
     func enqueue(_ batch: EncodedBatch, keys newKeys: [(key: String, record: DedupRecord)], start: () -> Void) {
         condition.lock()

@@ -81,6 +81,8 @@ extension Writer {
         var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), requests: requests, workingSeq: seq)
         group.batch.envelopes.reserveCapacity(requests.count)  // one action each, as most are
         var keysInGroup: [String: DedupRecord] = [:]
+        /// The keys already durable before this group, of all its requests (one read transaction).
+        var durableKeys: Result<[String: DedupRecord], StorageError>?
 
         // The requests' fields are read in place (`requests[index].…`), not from a copy.
         for index in requests.indices {
@@ -104,14 +106,21 @@ extension Writer {
                     group.duplicates += 1
                     continue
                 }
-                do {
-                    if let known = try directory.dedupRecord(forKey: key) {
+                if durableKeys == nil {
+                    // The group's keys are looked up together when the first one comes.
+                    let keys = requests.compactMap(\.idempotencyKey)
+                    keysInGroup.reserveCapacity(keys.count)
+                    durableKeys = Result { () throws(StorageError) in try directory.dedupRecords(forKeys: keys) }
+                }
+                switch durableKeys! {
+                case .success(let durable):
+                    if let known = durable[key] {
                         // Already durable: answered whatever becomes of this group's commit.
                         group.answers.append((index, .success(DispatchResult(seqs: known.seqs, duplicate: true))))
                         group.duplicates += 1
                         continue
                     }
-                } catch {
+                case .failure(let error):
                     group.answers.append((index, .failure(StoreError(error))))
                     continue
                 }

@@ -85,6 +85,19 @@ struct JournalTests {
         #expect(try held(data) == Array(1...14))
     }
 
+    /// The writer's lookup of a whole group's idempotency keys at once: those LMDB holds and those
+    /// only the journal holds yet, the same answers as one key at a time.
+    @Test func aGroupsKeysAreLookedUpTogetherInLMDBAndTheJournal() throws {
+        let dir = try TemporaryDirectory()
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
+        try data.commit(CommitBatch(envelopes: [envelope(1, key: "k1"), envelope(2, key: "k1")], dedup: [("k1", DedupRecord(firstSeq: 1, count: 2))]))
+        for batch in groups(from: 3, count: 2) { try data.appendDurably(batch) }  // k3 and k6, journal only
+        let found = try data.dedupRecords(forKeys: ["k6", "nope", "k1", "k3"])
+        #expect(found == ["k1": DedupRecord(firstSeq: 1, count: 2), "k3": DedupRecord(firstSeq: 3, count: 3), "k6": DedupRecord(firstSeq: 6, count: 3)])
+        for key in ["k1", "k3", "k6", "nope"] { #expect(try data.dedupRecord(forKey: key) == found[key]) }
+        #expect(try data.dedupRecords(forKeys: []) == [:])
+    }
+
     @Test func aKilledWriterLosesNoAcknowledgedGroup() throws {
         let dir = try TemporaryDirectory()
         let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
