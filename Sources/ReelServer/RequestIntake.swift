@@ -94,7 +94,13 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         if waiting.isEmpty { context.fireErrorCaught(error) } else { held.append(.error(error)) }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        commits.flush()
+        context.fireChannelReadComplete()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        commits.flush()  // (what was read is committed, answered or not)
         waiting.removeAll()  // the peer is gone: nothing more will be answered
         releaseHeld(context: context)
         context.fireChannelInactive()
@@ -113,9 +119,10 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         case .answer(let bytes):
             outbox.fill(slot, with: bytes)
         case .dispatch(let id, let params):
-            // Alone in the server, the dispatch is committed right here on the event loop, as
-            // Redis does: no hop to the writer thread and back (see LoneCommitGate).
-            let ticket = commits.submit(params, peer: peer)
+            // Handed to the store with the rest of this read's dispatches when the read is done;
+            // alone in the server, committed right here on the event loop, as Redis does: no hop
+            // to the writer thread and back (see LoneCommitGate).
+            let ticket = commits.prepare(params, peer: peer)
             router.noteDispatched(ticket)
             // Settled on the writer thread by the commit, encoded and written by the event loop
             // (see Answer and Outbox.fill); the closure keeps what the answer needs, not the actions.
@@ -135,6 +142,7 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         // Lines routed on here reach the connection's task at the next read-complete, as if
         // they had just been read.
         defer { context.fireChannelReadComplete() }
+        defer { commits.flush() }
         while let line = waiting.first {
             guard take(line, context: context) else { return }
             waiting.removeFirst()

@@ -54,6 +54,21 @@ final class WriteQueue<Request: Sendable>: @unchecked Sendable {
         return nil
     }
 
+    /// Queues requests in order, under one lock; gives them back when the queue is closed.
+    func submit(contentsOf batch: consuming [Request]) -> [Request]? {
+        condition.lock()
+        guard !closed else {
+            condition.unlock()
+            return batch
+        }
+        let count = batch.count
+        if requests.isEmpty { requests = batch } else { requests.append(contentsOf: batch) }
+        submissions.add(count, ordering: .releasing)
+        condition.unlock()
+        condition.signal()  // (after unlocking: see submit(_:))
+        return nil
+    }
+
     /// Queues an encoded checkpoint for the writer to store.
     func submit(checkpoint: Checkpoint) {
         condition.lock()

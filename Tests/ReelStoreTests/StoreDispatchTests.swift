@@ -71,6 +71,35 @@ struct StoreDispatchTests {
         await reopened.close()
     }
 
+    /// A batch of prepared dispatches reaches the writer only when submitted, all at once: one
+    /// group, seqs in the order prepared, a refusal among them answered on its own; a batch of one
+    /// may be committed on the caller's thread.
+    @Test func aPreparedBatchIsHandedOverWholeAndInOrder() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        var batch = DispatchBatch()
+        var tickets: [DispatchTicket] = []
+        for value in 1...6 {
+            tickets.append(store.prepare(batch: [set("/a", .int(Int64(value)))], into: &batch))
+        }
+        tickets.append(store.prepare(batch: [], into: &batch))  // no actions: refused
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!tickets.contains { $0.isSettled }, "dispatched before the batch was submitted")
+        #expect(store.snapshot.seq == 0)
+        #expect(!store.submit(batch))
+        for (index, ticket) in tickets.prefix(6).enumerated() { #expect(try await ticket.result().seq == UInt64(index + 1)) }
+        await #expect(throws: StoreError.self) { try await tickets[6].result() }
+        #expect(store.statistics.commits == 1, "the batch was split across commits")
+        #expect(store.snapshot.state == ["a": 6])
+
+        var alone = DispatchBatch()
+        let ticket = store.prepare(batch: [set("/b", 1)], into: &alone)
+        #expect(store.submit(alone, commitIfAlone: true))
+        #expect(ticket.isSettled)
+        #expect(try await ticket.result().seq == 7)
+        await store.close()
+    }
+
     /// Lone commits on callers' threads and the writer thread's commits, mixed: one gapless order,
     /// every increment applied once.
     @Test func loneCommitsAndGroupCommitsShareOneOrder() async throws {
