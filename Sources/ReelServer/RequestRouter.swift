@@ -34,18 +34,30 @@ struct RequestRouter<Ticket: Settling> {
         case call(RPCID, HandlerCall, after: [Ticket])
     }
 
+    /// The permissions the peer has, whose methods are routed without asking `denial`.
+    let permitted: [Permission]
     /// The error for a method the peer may not call, `nil` when it may.
     let denial: @Sendable (MethodName) -> RPCError?
     private var unsettled: [Ticket] = []
 
-    init(denial: @escaping @Sendable (MethodName) -> RPCError?) {
+    /// - Parameters:
+    ///   - permitted: what the peer may do, known in advance (a connection asks the access policy
+    ///     once): checked here, where calling the closure for it cost a generic-metadata lookup
+    ///     per request (the intake's closure captures its generic handler).
+    ///   - denial: asked for the methods of any other permission.
+    init(permitted: [Permission] = [], denial: @escaping @Sendable (MethodName) -> RPCError?) {
+        self.permitted = permitted
         self.denial = denial
+    }
+
+    private func denial(of method: MethodName) -> RPCError? {
+        permitted.contains(method.permission) ? nil : denial(method)
     }
 
     /// Routes one line (without its newline).
     mutating func route(_ line: UnsafeRawBufferPointer) -> Route {
         if let (id, params) = DispatchLine.read(line) {
-            if let denial = denial(.dispatch) {
+            if let denial = denial(of: .dispatch) {
                 return .answer(RPCResponse(id: id, error: denial).encodedLine())
             }
             return .dispatch(id, params)
@@ -68,7 +80,7 @@ struct RequestRouter<Ticket: Settling> {
         } catch {
             return .answer(RPCResponse(id: id, error: error).encodedLine())
         }
-        if let denial = denial(call.method) {
+        if let denial = denial(of: call.method) {
             return .answer(RPCResponse(id: id, error: denial).encodedLine())
         }
         switch CallRoute(call) {

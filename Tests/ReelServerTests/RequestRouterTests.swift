@@ -48,6 +48,19 @@ struct RequestRouterTests {
         #expect(refused?["id"] == "d")
     }
 
+    /// What the peer is known to be permitted is routed without asking; anything else is asked.
+    @Test func permittedMethodsAreNotAskedAbout() throws {
+        var router = RequestRouter<Ticket>(permitted: [.dispatch]) { method in
+            RPCError(code: RPCError.Code.permissionDenied, message: "no \(method.rawValue)")
+        }
+        let dispatch = #"{"jsonrpc":"2.0","id":1,"method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/a","value":1}}}}"#
+        guard case .dispatch = route(&router, dispatch) else {
+            Issue.record("a permitted dispatch was not routed to the store")
+            return
+        }
+        #expect(try answer(route(&router, #"{"jsonrpc":"2.0","id":2,"method":"get"}"#))?["error"]?["code"] == 1004)
+    }
+
     @Test func eachMethodGoesWhereItIsAnswered() {
         var router = router()
         guard case .dispatch(let id, let params) = route(&router, #"{"jsonrpc":"2.0","id":1,"method":"dispatch","params":{"action":{"type":"reset"}}}"#) else {
