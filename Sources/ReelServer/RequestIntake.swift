@@ -141,11 +141,12 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         // Lines routed on here reach the connection's task at the next read-complete, as if
         // they had just been read.
         defer { context.fireChannelReadComplete() }
-        defer { commits.flush() }
+        defer { commits.flush() }  // (also when the outbox fills up again)
         while let line = waiting.first {
             guard take(line, context: context) else { return }
             waiting.removeFirst()
         }
+        commits.flush()  // before the events held behind these lines (an end of input)
         releaseHeld(context: context)
         if readHeld {
             readHeld = false
