@@ -116,6 +116,13 @@ public final class SpawnedDaemon: @unchecked Sendable {
         while process.isRunning && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
+        // Ended in time but not yet reaped: Foundation learns of a child's end on a thread of its
+        // own, which a busy machine held up past the deadline (the daemon a zombie, `swift test`
+        // beside a busy loop: one run in ten). The daemon did stop: wait for the reaping.
+        let reaped = ContinuousClock.now + .seconds(30)
+        while process.isRunning && Self.hasEnded(process.processIdentifier) && ContinuousClock.now < reaped {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         guard !process.isRunning else {
             throw SpawnError("""
                 \(executable) did not stop within \(timeout) after signal \(signal); its threads:
@@ -123,6 +130,14 @@ public final class SpawnedDaemon: @unchecked Sendable {
                 """)
         }
         return process.terminationStatus
+    }
+
+    /// Whether the process has ended and waits only to be reaped (a zombie), or is gone.
+    static func hasEnded(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        // "pid (name) S …": the state letter follows the name's closing parenthesis.
+        let state = stat.split(separator: ")").last?.split(separator: " ").first
+        return state == "Z" || state == "X"
     }
 
     /// What each thread of a process is doing, as the kernel sees it (name, state, the system call
