@@ -24,11 +24,13 @@ import Synchronization
 final class LoneCommitGate<State: StoreState>: @unchecked Sendable {
     private let store: Store<State>
     private let loop: any EventLoop
-    /// Set by a lone commit; cleared by a task that runs once this turn's reads are handled.
+    /// Set by a lone commit; cleared by the end-of-turn task, which a prepared dispatch (and
+    /// so any lone commit) always has scheduled.
     private var committedAloneThisTurn = false
     /// Dispatches routed and not yet handed to the store.
     private var batch = DispatchBatch()
-    private var flushScheduled = false
+    /// Whether the end-of-turn task is scheduled.
+    private var turnEndScheduled = false
 
     init(store: Store<State>, loop: any EventLoop) {
         self.store = store
@@ -38,9 +40,9 @@ final class LoneCommitGate<State: StoreState>: @unchecked Sendable {
     /// Prepares a dispatch, handed to the store at the next ``flush()``; its ticket at once.
     func prepare(_ params: DispatchParams, peer: Peer) -> DispatchTicket {
         loop.assertInEventLoop()
-        if !flushScheduled {
-            flushScheduled = true
-            loop.execute { self.flushScheduled = false; self.flush() }
+        if !turnEndScheduled {
+            turnEndScheduled = true
+            loop.execute { self.turnEnded() }
         }
         return store.prepare(
             batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey,
@@ -56,10 +58,15 @@ final class LoneCommitGate<State: StoreState>: @unchecked Sendable {
         let mayCommitHere = !committedAloneThisTurn && batch.count == 1
         let ready = batch
         batch = DispatchBatch()
-        if store.submit(ready, commitIfAlone: mayCommitHere) {
-            committedAloneThisTurn = true
-            loop.execute { self.committedAloneThisTurn = false }
-        }
+        if store.submit(ready, commitIfAlone: mayCommitHere) { committedAloneThisTurn = true }
+    }
+
+    /// Once this turn's reads are handled: hands over what the intake did not, and lets the next
+    /// turn commit alone again.
+    private func turnEnded() {
+        turnEndScheduled = false
+        flush()
+        committedAloneThisTurn = false
     }
 }
 

@@ -255,15 +255,6 @@ extension DataDirectory {
 
     /// The seqs an idempotency key was given, or `nil` when it was never used.
     public func dedupRecord(forKey key: String) throws(StorageError) -> DedupRecord? {
-        if let journaled = journal?.key(key) { return journaled }
-        do {
-            return try env.read { txn in
-                try txn.withValue(forKey: Array(key.utf8), in: dedup) { value in
-                    try value.withUnsafeBytes { bytes throws(StorageError) in try DedupRecord(decoding: bytes, key: key, acceptingLegacy: acceptsLegacyRecords) }
-                }
-            }
-        } catch {
-            throw Self.wrap(error, "cannot read idempotency keys")
-        }
+        try dedupRecords(forKeys: [key])[key]
     }
 }

@@ -123,12 +123,6 @@ final class Journal: @unchecked Sendable {
         return pendingBytes + applyingBytes
     }
 
-    func key(_ key: String) -> DedupRecord? {
-        condition.lock()
-        defer { condition.unlock() }
-        return keys[key]
-    }
-
     /// The records of those of `wanted` that the journal holds, under one lock.
     func keys(_ wanted: [String]) -> [String: DedupRecord] {
         condition.lock()

@@ -192,17 +192,9 @@ public final class Store<State: StoreState>: Sendable {
         guard !actions.isEmpty else {
             return DispatchTicket(failed: StoreError(.invalidArgument, "a batch needs at least one action"))
         }
-        let ticket = DispatchTicket()
-        let writer = self.writer
-        let request = DispatchRequest(
-            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, ticket: ticket,
-            inFlight: writer.inFlight
-        )
-        if commitIfAlone, writer.commitAlone(request) { return ticket }
-        writer.inFlight.value.add(1, ordering: .relaxed)
-        if let refused = writer.queue.submit(request) {
-            refused.reply(.failure(StoreError(.shuttingDown, "the store is shutting down")))
-        }
+        var batch = DispatchBatch()
+        let ticket = prepare(batch: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, into: &batch)
+        submit(batch, commitIfAlone: commitIfAlone)
         return ticket
     }
 
