@@ -56,8 +56,7 @@ package enum JournalFormat {
             writer.writeVarint(record.firstSeq)
             writer.writeVarint(record.count)
         }
-        var bytes = writer.bytes
-        writer = BinaryWriter()  // (so that `bytes` is the only reference: changed in place)
+        var bytes = (consume writer).bytes  // (the only reference: changed in place)
         let length = bytes.count - headerSize
         bytes.withUnsafeMutableBytes { buffer in
             store(magic, in: buffer, at: 0)

@@ -135,9 +135,14 @@ public final class SpawnedDaemon: @unchecked Sendable {
     /// Whether the process has ended and waits only to be reaped (a zombie), or is gone.
     static func hasEnded(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-        // "pid (name) S …": the state letter follows the name's closing parenthesis.
-        let state = stat.split(separator: ")").last?.split(separator: " ").first
+        let state = schedulingState(inStat: stat)
         return state == "Z" || state == "X"
+    }
+
+    /// The state letter of a `/proc/…/stat` line ("pid (name) S …": it follows the name's closing
+    /// parenthesis).
+    static func schedulingState(inStat stat: String) -> Substring? {
+        stat.split(separator: ")").last?.split(separator: " ").first
     }
 
     /// What each thread of a process is doing, as the kernel sees it (name, state, the system call
@@ -149,9 +154,7 @@ public final class SpawnedDaemon: @unchecked Sendable {
         }
         return tasks.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { task in
             let directory = "/proc/\(pid)/task/\(task)"
-            // stat: "tid (name) S …"; the state letter follows the name's closing parenthesis.
-            let stat = read("\(directory)/stat")
-            let state = stat.split(separator: ")").last?.split(separator: " ").first ?? "?"
+            let state = schedulingState(inStat: read("\(directory)/stat")) ?? "?"
             let syscall = read("\(directory)/syscall").split(separator: " ").first ?? "?"
             return "  \(task) \(read("\(directory)/comm")) state \(state) syscall \(syscall) waits in \(read("\(directory)/wchan"))"
         }.joined(separator: "\n")
