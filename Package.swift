@@ -85,7 +85,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        .target(name: "ReelExamples", dependencies: ["ReelCore"]),
+        .target(name: "ReelExamples", dependencies: ["ReelCore", "ReelJSON"]),
         .target(name: "ReelProtocol", dependencies: ["ReelJSON", "ReelCore"]),
         // Every read method answered from a Timeline, as protocol results: for the daemon and for
         // `reel --data-dir` alike. Engine errors get their wire codes here.

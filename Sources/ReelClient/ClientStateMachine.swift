@@ -172,9 +172,9 @@ struct ClientStateMachine {
             guard let lastSeq = subscription.lastSeq, subscription.serverID == nil else { continue }
             let id = makeRequestID()
             let params = SubscribeParams(path: subscription.path, since: lastSeq, mode: subscription.mode)
-            let line = RPCRequest(id: .int(id), method: MethodName.subscribe.rawValue, params: params.jsonValue).encodedLine()
+            let line = RPCRequest(id: .int(id), method: Method.Subscribe.name.rawValue, params: params.jsonValue).encodedLine()
             requests[id] = Request(
-                method: MethodName.subscribe.rawValue, line: line, kind: .resubscribe(local), policy: .resendAfterReconnect,
+                method: Method.Subscribe.name.rawValue, line: line, kind: .resubscribe(local), policy: .resendAfterReconnect,
                 sentOn: generation
             )
             lines.append(line)
@@ -263,9 +263,9 @@ struct ClientStateMachine {
         guard currentGeneration == generation else { return [] }
         let id = makeRequestID()
         let params = UnsubscribeParams(subscription: serverID)
-        let line = RPCRequest(id: .int(id), method: MethodName.unsubscribe.rawValue, params: params.jsonValue).encodedLine()
+        let line = RPCRequest(id: .int(id), method: Method.Unsubscribe.name.rawValue, params: params.jsonValue).encodedLine()
         requests[id] = Request(
-            method: MethodName.unsubscribe.rawValue, line: line, kind: .unsubscribe, policy: .failIfConnectionLost, sentOn: generation
+            method: Method.Unsubscribe.name.rawValue, line: line, kind: .unsubscribe, policy: .failIfConnectionLost, sentOn: generation
         )
         return [.write(generation: generation, lines: [line])]
     }

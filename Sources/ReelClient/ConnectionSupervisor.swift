@@ -58,7 +58,7 @@ struct ConnectionSupervisor: Sendable {
         do throws(ReelClientError) {
             let params = HelloParams(client: configuration.clientName, protocolVersion: WireProtocol.version)
             let result = try await core.send(
-                method: MethodName.hello.rawValue, params: params.jsonValue, kind: .handshake(generation: generation),
+                method: Method.Hello.name.rawValue, params: params.jsonValue, kind: .handshake(generation: generation),
                 policy: .failIfConnectionLost
             ).get()
             let hello = try WireDecoding.decode(ServerHello.self, result)

@@ -16,14 +16,14 @@ extension ReelClient {
     ///   - method: The method, such as `Method.Get.self`.
     ///   - params: Its params.
     ///   - resend: Whether the call may be sent again when the connection drops before its answer;
-    ///     by default, as ``MethodName/isSafeToResend`` says for the method.
+    ///     by default, as ``ProtocolMethod/isSafeToResend(_:)`` says for the method and params.
     /// - Returns: The result.
     /// - Throws: ``ReelClientError``: the daemon's error (``ReelClientError/serverError``),
     ///   `protocolViolation` for a result that does not fit the method, `connectionLost`, `closed`.
     public func call<M: ProtocolMethod>(_ method: M.Type, _ params: M.Params, resend: ResendPolicy? = nil) async throws(ReelClientError)
         -> M.Result
     {
-        let policy = resend ?? (M.name.isSafeToResend ? .resendAfterReconnect : .failIfConnectionLost)
+        let policy = resend ?? (M.isSafeToResend(params) ? .resendAfterReconnect : .failIfConnectionLost)
         let result = try await request(M.name, params.jsonValue, resend: policy)
         return try WireDecoding.decode(M.Result.self, result)
     }
@@ -59,7 +59,7 @@ extension ReelClient {
         -> DispatchReceipt
     {
         let params = DispatchParams(action: action, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
-        return DispatchReceipt(try await call(Method.Dispatch.self, params, resend: Self.resendPolicy(idempotencyKey: idempotencyKey)))
+        return DispatchReceipt(try await call(Method.Dispatch.self, params))
     }
 
     /// Dispatches actions as one atomic batch: all are accepted with consecutive seqs, or none.
@@ -75,7 +75,7 @@ extension ReelClient {
         -> BatchReceipt
     {
         let params = DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
-        let outcome = try await call(Method.Dispatch.self, params, resend: Self.resendPolicy(idempotencyKey: idempotencyKey))
+        let outcome = try await call(Method.Dispatch.self, params)
         guard outcome.batch else { throw .violation("a single seq for a batch dispatch") }
         return BatchReceipt(outcome)
     }
@@ -202,6 +202,14 @@ extension ReelClient {
         try await call(Method.Digest.self, DigestParams(path: path, at: seq))
     }
 
+    /// What the store's reducer is and what each action type accepts (its payload's JSON Schema
+    /// and an example).
+    ///
+    /// - Throws: ``ReelClientError``.
+    public func describe() async throws(ReelClientError) -> StoreDescription {
+        try await call(Method.Describe.self, DescribeParams())
+    }
+
     /// Calls any method by name: for methods added to the daemon after this client was written.
     ///
     /// - Parameters:
@@ -226,9 +234,5 @@ extension ReelClient {
             return String(repeating: "0", count: 16 - digits.count) + digits
         }
         return hex(high) + hex(low)
-    }
-
-    private static func resendPolicy(idempotencyKey: String?) -> ResendPolicy {
-        idempotencyKey == nil ? .failIfConnectionLost : .resendAfterReconnect
     }
 }

@@ -34,7 +34,7 @@ extension ReelClient {
         let params = SubscribeParams(path: path, since: since, mode: mode)
         do throws(ReelClientError) {
             let result = try await core.send(
-                method: MethodName.subscribe.rawValue, params: params.jsonValue, kind: .subscribe(local), policy: .resendAfterReconnect
+                method: Method.Subscribe.name.rawValue, params: params.jsonValue, kind: .subscribe(local), policy: .resendAfterReconnect
             ).get()
             let start = try WireDecoding.subscriptionStart(result, mode: mode)
             return ReelSubscription(path: path, mode: mode, start: start, core: core, localID: local, sink: sink)

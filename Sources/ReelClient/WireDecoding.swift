@@ -5,7 +5,7 @@ import ReelProtocol
 /// Reads the daemon's results and notifications into the client's types.
 ///
 /// Lenient where the protocol allows additions (unknown members are ignored, so a newer daemon
-/// keeps working), strict about what SPEC.md promises: a result without its `seq` is a protocol
+/// keeps working), strict about what the protocol promises (docs/REFERENCE.md): a result without its `seq` is a protocol
 /// violation, not a zero.
 enum WireDecoding {
     /// Reads a result into its protocol type; a result that does not fit is a protocol violation.

@@ -26,6 +26,17 @@ public struct CombineReducers<State>: Reducer {
         self.actionTypes = Set(handlers.keys)
     }
 
+    /// Each type as the first reducer that handles it describes it.
+    public var actionDescriptions: [ActionDescription] {
+        var described: [String: ActionDescription] = [:]
+        for reducer in reducers {
+            for description in reducer.actionDescriptions where described[description.type] == nil {
+                described[description.type] = description
+            }
+        }
+        return described.values.sorted { $0.type < $1.type }
+    }
+
     public func reduce(into state: inout State, action: ActionEnvelope) throws(ReducerError) {
         guard let indices = handlers[action.type] else { return }
         if indices.count == 1 {
@@ -61,6 +72,7 @@ public struct Scope<State, Child: Reducer>: Reducer {
     }
 
     public var actionTypes: Set<String> { child.actionTypes }
+    public var actionDescriptions: [ActionDescription] { child.actionDescriptions }
 
     public func reduce(into state: inout State, action: ActionEnvelope) throws(ReducerError) {
         try child.reduce(into: &state[keyPath: slice], action: action)

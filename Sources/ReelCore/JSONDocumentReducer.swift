@@ -29,6 +29,65 @@ public struct JSONDocumentReducer: Reducer {
 
     public var actionTypes: Set<String> { Self.types }
 
+    /// The payload of each type as a JSON Schema, with an example; folded in this order on the
+    /// initial state `{}`, every example is accepted.
+    public var actionDescriptions: [ActionDescription] { Self.descriptions }
+
+    static let descriptions: [ActionDescription] = [
+        ActionDescription(
+            type: "append",
+            schema: JSONSchema.object(
+                ["path": JSONSchema.pointer, "value": JSONSchema.any], required: ["path", "value"],
+                description: "Appends value to the array at path (an absent array under an existing parent starts empty)."
+            ),
+            example: ["path": "/todos", "value": "Water the plants"]
+        ),
+        ActionDescription(
+            type: "increment",
+            schema: JSONSchema.object(
+                ["path": JSONSchema.pointer, "by": JSONSchema.described(JSONSchema.number, "default 1")], required: ["path"],
+                description: "Adds by to the number at path (an absent number under an existing parent starts at 0)."
+            ),
+            example: ["path": "/visits", "by": 1]
+        ),
+        ActionDescription(
+            type: "merge",
+            schema: JSONSchema.described(
+                ["type": "object"], "Merges an RFC 7396 merge patch into the whole state: null removes a member."
+            ),
+            example: ["user": ["theme": "dark"]]
+        ),
+        ActionDescription(
+            type: "patch",
+            schema: JSONSchema.array(
+                of: JSONSchema.object(
+                    [
+                        "op": ["enum": ["add", "remove", "replace", "move", "copy", "test"]],
+                        "path": JSONSchema.pointer, "from": JSONSchema.pointer, "value": JSONSchema.any,
+                    ],
+                    required: ["op", "path"]
+                ),
+                description: "Applies RFC 6902 operations atomically: all of them, or none and the action is refused."
+            ),
+            example: [["op": "add", "path": "/user/name", "value": "Ada"]]
+        ),
+        ActionDescription(
+            type: "remove",
+            schema: JSONSchema.object(
+                ["path": JSONSchema.pointer], required: ["path"], description: "Removes what is at path, which must exist."
+            ),
+            example: ["path": "/user/theme"]
+        ),
+        ActionDescription(
+            type: "set",
+            schema: JSONSchema.object(
+                ["path": JSONSchema.pointer, "value": JSONSchema.any], required: ["path", "value"],
+                description: "Puts value at path: replaces what is there, or adds an object member (- appends to an array); the parent must exist."
+            ),
+            example: ["path": "/user/name", "value": "Grace"]
+        ),
+    ]
+
     public func reduce(into state: inout JSONValue, action: ActionEnvelope) throws(ReducerError) {
         let payload = action.payload
         do {

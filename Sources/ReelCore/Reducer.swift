@@ -19,6 +19,10 @@ public protocol Reducer<State>: Sendable {
     /// is refused at dispatch with ``ReducerError/Code/unknownActionType``.
     var actionTypes: Set<String> { get }
 
+    /// What each of ``actionTypes`` accepts, sorted by type: its payload's JSON Schema and an
+    /// example (``ActionDescription``). By default every type is undescribed.
+    var actionDescriptions: [ActionDescription] { get }
+
     /// Folds one action into the state.
     ///
     /// - Parameters:
@@ -31,16 +35,20 @@ public protocol Reducer<State>: Sendable {
 /// A reducer written as a closure, for one-off logic that does not deserve its own type.
 public struct Reduce<State>: Reducer {
     public let actionTypes: Set<String>
+    public let actionDescriptions: [ActionDescription]
     private let body: @Sendable (inout State, ActionEnvelope) throws(ReducerError) -> Void
 
     /// - Parameters:
     ///   - actionTypes: the types `body` handles.
+    ///   - descriptions: what some of them accept; the others are undescribed.
     ///   - body: the transition.
     public init(
-        _ actionTypes: Set<String>,
+        _ actionTypes: Set<String>, describedBy descriptions: [ActionDescription] = [],
         _ body: @escaping @Sendable (inout State, ActionEnvelope) throws(ReducerError) -> Void
     ) {
         self.actionTypes = actionTypes
+        let described = Dictionary(descriptions.map { ($0.type, $0) }, uniquingKeysWith: { first, _ in first })
+        self.actionDescriptions = actionTypes.sorted().map { described[$0] ?? .undescribed($0) }
         self.body = body
     }
 
@@ -57,9 +65,21 @@ public struct Reduce<State>: Reducer {
 ///     var title: String
 /// }
 /// ```
+///
+/// Declare the payload's shape and an example beside it, for `describe`, `reel dispatch --help`
+/// and the page's dispatch form:
+///
+/// ```swift
+///     static let payloadSchema = JSONSchema.object(["title": JSONSchema.string], required: ["title"])
+///     static let example: AddTodo? = AddTodo(title: "Water the plants")
+/// ```
 public protocol ActionPayload: Codable, Sendable {
     /// The `type` of actions carrying this payload, unique within a store.
     static var actionType: String { get }
+    /// A JSON Schema of the payload; by default any object, undescribed.
+    static var payloadSchema: JSONValue { get }
+    /// A payload to show users; by default none.
+    static var example: Self? { get }
 }
 
 extension ActionPayload {
@@ -101,6 +121,7 @@ public struct On<State, Payload: ActionPayload>: Reducer {
     }
 
     public var actionTypes: Set<String> { [Payload.actionType] }
+    public var actionDescriptions: [ActionDescription] { [Payload.actionDescription] }
 
     public func reduce(into state: inout State, action: ActionEnvelope) throws(ReducerError) {
         let payload = try Payload.decode(from: action.payload)

@@ -51,6 +51,12 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     /// The action types the reducers handle (store actions such as `@revert` not included).
     public var actionTypes: Set<String> { reducer.actionTypes }
 
+    /// What every action type accepts, the reducers' sorted by type, then the store's own
+    /// (`@revert`): what `describe` answers.
+    public var actionDescriptions: [ActionDescription] {
+        reducer.actionDescriptions + StoreAction.descriptions
+    }
+
     /// Checks that some reducer handles the action's type; reserved types are the store's business.
     public func checkKnown(_ action: Action) throws(ReducerError) {
         guard !action.isReserved, !reducer.actionTypes.contains(action.type) else { return }

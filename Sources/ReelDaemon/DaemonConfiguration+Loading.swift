@@ -13,9 +13,9 @@ import Darwin
 #endif
 
 extension DaemonConfiguration {
-    /// The built-in defaults (SPEC.md's where it names them).
+    /// The built-in defaults (the reference's, docs/REFERENCE.md).
     public enum Defaults {
-        /// SPEC.md's default data directory.
+        /// The documented default data directory (docs/REFERENCE.md).
         public static let dataDirectory = "./reel-data"
         /// The socket's name in the data directory (or in `$RUNTIME_DIRECTORY`).
         public static let socketName = "reel.sock"

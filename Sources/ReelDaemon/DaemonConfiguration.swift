@@ -45,7 +45,7 @@ import ReelStore
 /// entry of `$STATE_DIRECTORY` (such as `/var/lib/reel`), and the socket to
 /// `reel.sock` in the first entry of `$RUNTIME_DIRECTORY` (such as `/run/reel/reel.sock`; for a
 /// `systemctl --user` unit systemd puts that under `$XDG_RUNTIME_DIR`). Without those variables
-/// the defaults are SPEC's `./reel-data` and `./reel-data/reel.sock`. `$XDG_RUNTIME_DIR` alone is
+/// the defaults are the documented `./reel-data` and `./reel-data/reel.sock`. `$XDG_RUNTIME_DIR` alone is
 /// deliberately not used: it is set in every desktop login session, so honouring it would move
 /// the socket of a plain `reeld` typed in a terminal away from where `reel` looks for it. Clients
 /// do not see the unit's variables either: point them at a service's socket with `--socket` or

@@ -1,4 +1,5 @@
 import ReelCore
+import ReelJSON
 
 /// The paged list seed: a list loaded page by page, with the network state part of the state, so
 /// that every view (and the time-travel debugger) sees whether a load is running or has failed.
@@ -34,6 +35,11 @@ public enum PagedListApp {
     /// `list/requested {page?}`: a load of `page` (default: the first page, for a refresh) started.
     public struct Requested: ActionPayload {
         public static let actionType = "list/requested"
+        public static let payloadSchema = JSONSchema.object(
+            ["page": JSONSchema.described(JSONSchema.integer, "from 1; default 1, a refresh")],
+            description: "A load of a page started."
+        )
+        public static let example: Requested? = Requested(page: 1)
         public var page: Int?
         public init(page: Int? = nil) { self.page = page }
     }
@@ -41,6 +47,11 @@ public enum PagedListApp {
     /// `list/refreshed {items, nextPage?}`: the first page arrived; it replaces the list.
     public struct Refreshed: ActionPayload {
         public static let actionType = "list/refreshed"
+        public static let payloadSchema = JSONSchema.object(
+            ["items": JSONSchema.array(of: JSONSchema.object(["id": JSONSchema.string, "title": JSONSchema.string], required: ["id", "title"])), "nextPage": JSONSchema.integer], required: ["items"],
+            description: "The first page arrived; it replaces the list."
+        )
+        public static let example: Refreshed? = Refreshed(items: [Item(id: "a1", title: "First")], nextPage: 2)
         public var items: [Item]
         public var nextPage: Int?
         public init(items: [Item], nextPage: Int?) {
@@ -52,6 +63,11 @@ public enum PagedListApp {
     /// `list/loadedMore {items, nextPage?}`: a further page arrived; it is appended.
     public struct LoadedMore: ActionPayload {
         public static let actionType = "list/loadedMore"
+        public static let payloadSchema = JSONSchema.object(
+            ["items": JSONSchema.array(of: JSONSchema.object(["id": JSONSchema.string, "title": JSONSchema.string], required: ["id", "title"])), "nextPage": JSONSchema.integer], required: ["items"],
+            description: "A further page arrived; it is appended."
+        )
+        public static let example: LoadedMore? = LoadedMore(items: [Item(id: "a2", title: "Second")], nextPage: nil)
         public var items: [Item]
         public var nextPage: Int?
         public init(items: [Item], nextPage: Int?) {
@@ -63,6 +79,10 @@ public enum PagedListApp {
     /// `list/errorOccurred {message}`: the running load failed.
     public struct ErrorOccurred: ActionPayload {
         public static let actionType = "list/errorOccurred"
+        public static let payloadSchema = JSONSchema.object(
+            ["message": JSONSchema.string], required: ["message"], description: "The running load failed."
+        )
+        public static let example: ErrorOccurred? = ErrorOccurred(message: "the network is down")
         public var message: String
         public init(message: String) { self.message = message }
     }

@@ -1,4 +1,5 @@
 import ReelCore
+import ReelJSON
 
 /// The RPG seed: a character, enemies and the current save data, each slice with its own reducer.
 ///
@@ -57,6 +58,11 @@ public enum RPGApp {
     /// in `damage`.
     public struct AttackEnemy: ActionPayload {
         public static let actionType = "rpg/attackEnemy"
+        public static let payloadSchema = JSONSchema.object(
+            ["enemyId": JSONSchema.string, "damage": JSONSchema.described(JSONSchema.integer, "filled in by middleware")],
+            required: ["enemyId"], description: "The enemy loses the character's attack in HP."
+        )
+        public static let example: AttackEnemy? = AttackEnemy(enemyId: "slime")
         public var enemyId: String
         public var damage: Int?
         public init(enemyId: String, damage: Int? = nil) {
@@ -69,6 +75,11 @@ public enum RPGApp {
     /// fills in `damage`.
     public struct AttackCharacter: ActionPayload {
         public static let actionType = "rpg/attackCharacter"
+        public static let payloadSchema = JSONSchema.object(
+            ["enemyId": JSONSchema.string, "damage": JSONSchema.described(JSONSchema.integer, "filled in by middleware")],
+            required: ["enemyId"], description: "The character loses that enemy's attack in HP."
+        )
+        public static let example: AttackCharacter? = AttackCharacter(enemyId: "goblin")
         public var enemyId: String
         public var damage: Int?
         public init(enemyId: String, damage: Int? = nil) {
@@ -81,6 +92,23 @@ public enum RPGApp {
     /// replaced.
     public struct SetSaveData: ActionPayload {
         public static let actionType = "rpg/setSaveData"
+        public static let payloadSchema: JSONValue = {
+            let character = JSONSchema.object(
+                ["name": JSONSchema.string, "hp": JSONSchema.integer, "attack": JSONSchema.integer], required: ["name", "hp", "attack"]
+            )
+            let enemy = JSONSchema.object(
+                ["id": JSONSchema.string, "name": JSONSchema.string, "hp": JSONSchema.integer, "attack": JSONSchema.integer],
+                required: ["id", "name", "hp", "attack"]
+            )
+            return JSONSchema.object(
+                ["slot": JSONSchema.string, "character": character, "enemies": JSONSchema.array(of: enemy)],
+                required: ["slot", "character", "enemies"], description: "A save was loaded: character and enemies are replaced."
+            )
+        }()
+        public static let example: SetSaveData? = SetSaveData(
+            slot: "autosave", character: Character(name: "Hero", hp: 30, attack: 7),
+            enemies: [Enemy(id: "slime", name: "Slime", hp: 12, attack: 3)]
+        )
         public var slot: String
         public var character: Character
         public var enemies: [Enemy]

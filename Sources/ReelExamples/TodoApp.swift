@@ -1,4 +1,5 @@
 import ReelCore
+import ReelJSON
 
 /// The todo list seed: add one todo, add many at once.
 public enum TodoApp {
@@ -28,6 +29,10 @@ public enum TodoApp {
     /// `todos/add {title}`
     public struct Add: ActionPayload {
         public static let actionType = "todos/add"
+        public static let payloadSchema = JSONSchema.object(
+            ["title": JSONSchema.string], required: ["title"], description: "Adds a todo; the title must not be blank."
+        )
+        public static let example: Add? = Add(title: "Water the plants")
         public var title: String
         public init(title: String) { self.title = title }
     }
@@ -35,6 +40,11 @@ public enum TodoApp {
     /// `todos/addMany {titles}`: all or none (one empty title refuses the whole action).
     public struct AddMany: ActionPayload {
         public static let actionType = "todos/addMany"
+        public static let payloadSchema = JSONSchema.object(
+            ["titles": JSONSchema.array(of: JSONSchema.string)], required: ["titles"],
+            description: "Adds several todos, all or none: one blank title refuses the whole action."
+        )
+        public static let example: AddMany? = AddMany(titles: ["Buy milk", "Call home"])
         public var titles: [String]
         public init(titles: [String]) { self.titles = titles }
     }

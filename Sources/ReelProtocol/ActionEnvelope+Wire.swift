@@ -7,7 +7,7 @@ extension ActionEnvelope {
     /// `{seq, type, payload, time, peer: {uid, gid, pid}}`.
     ///
     /// Clients read what servers wrote, so unknown members are ignored (a later server may add
-    /// some), but every member SPEC.md names must be there and well formed: a history that cannot
+    /// some), but every member the protocol names must be there and well formed: a history that cannot
     /// be read exactly is refused rather than guessed at.
     ///
     /// - Parameter json: One logged action.

@@ -1,6 +1,6 @@
 import ReelJSON
 
-// `digest` (an addition to SPEC's methods): a fingerprint of the state at a seq, so that two
+// `digest` (an addition to protocol 1's first methods): a fingerprint of the state at a seq, so that two
 // stores, a store and its backup, or a client's cache and the store can be compared without
 // sending the state.
 
@@ -8,7 +8,8 @@ extension Method {
     public enum Digest: ProtocolMethod {
         public typealias Params = DigestParams
         public typealias Result = DigestResult
-        public static let name = MethodName.digest
+        public static let name: MethodName = "digest"
+        public static let permission = Permission.read
     }
 }
 
@@ -27,7 +28,7 @@ public struct DigestParams: MethodParams {
     /// - Throws: -32602 for a path that is not a JSON Pointer, an `at` that is not a seq, or an
     ///   unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        state = try GetParams(params: params, method: .digest)
+        state = try GetParams(params: params, method: Method.Digest.name)
     }
 
     public var jsonValue: JSONValue { state.jsonValue }

@@ -34,7 +34,7 @@ public enum DispatchLine {
                     guard id == nil, let value = reader.readValue(), let readable = RPCID(json: value) else { return false }
                     id = readable
                 } else if JSONShapeReader.key(key, is: "method") {
-                    guard !method, reader.readValue() == .string(MethodName.dispatch.rawValue) else { return false }
+                    guard !method, reader.readValue() == .string(Method.Dispatch.name.rawValue) else { return false }
                     method = true
                 } else if JSONShapeReader.key(key, is: "jsonrpc") {
                     guard !version, reader.readValue() == .string(WireProtocol.jsonRPCVersion) else { return false }

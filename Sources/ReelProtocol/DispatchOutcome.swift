@@ -1,7 +1,7 @@
 import ReelJSON
 
 /// The `dispatch` result, in the form the client used: `{seq}` for `action`, `{seqs: [first, …,
-/// last]}` listing every seq for `actions` (SPEC), so a client pairs each of its actions with its
+/// last]}` listing every seq for `actions` (docs/REFERENCE.md), so a client pairs each of its actions with its
 /// seq by position. A duplicate adds `duplicate: true` in both forms.
 public struct DispatchOutcome: MethodResult, Equatable {
     /// The consecutive seqs the actions got (or, for a duplicate, had got).

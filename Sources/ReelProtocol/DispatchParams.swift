@@ -65,7 +65,7 @@ public struct DispatchParams: Sendable, Equatable {
     ///   batch, a malformed action, a bad `expectedSeq` or `idempotencyKey`, or an unknown member;
     ///   1007 for a batch of more than ``maxBatchSize`` actions.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .dispatch, allowed: Self.paramNames)
+        let reader = try ParamsReader(params, method: Method.Dispatch.name, allowed: Self.paramNames)
         switch (reader["action"], reader["actions"]) {
         case (nil, nil):
             throw .invalidParams(

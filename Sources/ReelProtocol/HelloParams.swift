@@ -24,7 +24,7 @@ public struct HelloParams: Sendable, Equatable {
     /// - Throws: -32602 for a member of the wrong type, an unknown member, or a protocol version
     ///   this server does not speak; then `data` is `{"supported": [1]}`.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .hello, allowed: ["client", "protocol"])
+        let reader = try ParamsReader(params, method: Method.Hello.name, allowed: ["client", "protocol"])
         client = try reader.string("client")
         if let value = reader["protocol"] {
             guard let version = value.intValue else {
@@ -63,7 +63,7 @@ public struct StatsParams: Sendable, Equatable {
     /// - Parameter params: The request's `params`: absent or `{}`.
     /// - Throws: -32602 for any member, or positional params.
     public init(params: JSONValue?) throws(RPCError) {
-        _ = try ParamsReader(params, method: .stats, allowed: [])
+        _ = try ParamsReader(params, method: Method.Stats.name, allowed: [])
     }
 
     /// The params as a client sends them, `{}`.

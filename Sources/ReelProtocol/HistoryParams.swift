@@ -39,7 +39,7 @@ public struct HistoryParams: Sendable, Equatable {
     /// - Throws: -32602 for a `from` or `to` that is not a seq, `from` after `to`, a `limit`
     ///   outside `1...10000`, a `types` that is not a non-empty array of strings, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .history, allowed: ["from", "to", "limit", "types"])
+        let reader = try ParamsReader(params, method: Method.History.name, allowed: ["from", "to", "limit", "types"])
         from = try reader.seq("from") ?? 1
         to = try reader.seq("to")
         if let to, from > to {

@@ -1,6 +1,6 @@
 import ReelJSON
 
-/// The params of `checkpoints` (an addition to SPEC's methods): `{}`.
+/// The params of `checkpoints` (an addition to protocol 1's first methods): `{}`.
 public struct CheckpointsParams: Sendable, Equatable {
     public init() {}
 
@@ -8,7 +8,7 @@ public struct CheckpointsParams: Sendable, Equatable {
     ///
     /// - Throws: -32602 for any member.
     public init(params: JSONValue?) throws(RPCError) {
-        _ = try ParamsReader(params, method: .checkpoints, allowed: [])
+        _ = try ParamsReader(params, method: Method.Checkpoints.name, allowed: [])
     }
 
     /// The params as a client sends them.
@@ -24,7 +24,7 @@ public struct ScanParams: Sendable, Equatable {
     ///
     /// - Throws: -32602 for any member.
     public init(params: JSONValue?) throws(RPCError) {
-        _ = try ParamsReader(params, method: .scan, allowed: [])
+        _ = try ParamsReader(params, method: Method.Scan.name, allowed: [])
     }
 
     /// The params as a client sends them.
@@ -51,7 +51,7 @@ public struct VerifyParams: Sendable, Equatable {
     /// - Throws: -32602 for a `from` or `through` that is not a seq, `from` after `through`, or an
     ///   unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .verify, allowed: ["from", "through"])
+        let reader = try ParamsReader(params, method: Method.Verify.name, allowed: ["from", "through"])
         from = try reader.seq("from") ?? 0
         through = try reader.seq("through")
         if let through, from > through {
@@ -83,7 +83,7 @@ public struct BackupParams: Sendable, Equatable {
     ///
     /// - Throws: -32602 when `path` is missing, not a string, or not absolute.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .backup, allowed: ["path"])
+        let reader = try ParamsReader(params, method: Method.Backup.name, allowed: ["path"])
         guard let path = try reader.string("path") else {
             throw .invalidParams("backup needs params.path, the absolute path of a new directory for the copy")
         }
@@ -113,7 +113,7 @@ public struct BisectParams: Sendable, Equatable {
     /// - Throws: -32602 when `condition` is missing or does not parse (the message names the
     ///   column), or `through` is not a seq.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .bisect, allowed: ["condition", "through"])
+        let reader = try ParamsReader(params, method: Method.Bisect.name, allowed: ["condition", "through"])
         guard let text = try reader.string("condition") else {
             throw .invalidParams("bisect needs params.condition, such as \"/character/hp <= 0\"")
         }

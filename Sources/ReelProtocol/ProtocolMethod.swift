@@ -17,97 +17,166 @@ public protocol MethodParams: Sendable, Equatable {
 ///
 /// Writers put members in canonical order (see `JSONObjectMembers`), so the bytes are those of the
 /// equal `JSONValue`. Readers ignore members they do not know (a newer server may add some) but
-/// refuse a result without a member SPEC.md promises.
+/// refuse a result without a member the protocol promises (docs/REFERENCE.md).
 public protocol MethodResult: Sendable, JSONWritable {
     /// Reads a result as a server sent it.
     /// - Throws: -32600 naming the member that is missing or malformed.
     init(result: JSONValue) throws(RPCError)
 }
 
-/// One method of the protocol: its name, params and result types.
+/// One method of the protocol, declared once: its name, params and result types, the permission
+/// it needs and whether a client may send it again. Everything else derives from this
+/// declaration and ``Method/all``: the server's routing and its -32601 message, the `hello`
+/// capabilities, the client's ``call`` and the offline path (docs/ARCHITECTURE.md, "Adding a
+/// method").
 ///
 /// ```swift
 /// let snapshot = try await client.call(Method.Get.self, GetParams(path: "/todos"))
 /// ```
-public protocol ProtocolMethod {
+public protocol ProtocolMethod: Sendable {
     associatedtype Params: MethodParams
     associatedtype Result: MethodResult
     /// The name on the wire.
     static var name: MethodName { get }
+    /// What the peer must be allowed to do to call it; a daemon's access policy grants these.
+    static var permission: Permission { get }
+    /// Whether a client may send the call again after reconnecting when its answer was lost:
+    /// reads may; `backup` may not (it would find its own half-made copy in the way); a
+    /// `dispatch` only with an idempotency key, which the client decides per call. Reads: `true`.
+    static var isSafeToResend: Bool { get }
+    /// Whether this call may be sent again: ``isSafeToResend`` unless the params decide
+    /// (`dispatch`: only with an idempotency key).
+    static func isSafeToResend(_ params: Params) -> Bool
+    /// Whether `hello` lists the method's name among the capabilities (the methods added to
+    /// protocol 1 after its first methods). Default `true`.
+    static var isCapability: Bool { get }
 }
 
-/// The methods of protocol 1, one type each. Adding a method adds one here; the server's and the
-/// client's exhaustive switches over ``MethodName`` then point to what else it needs.
+extension ProtocolMethod {
+    public static var isSafeToResend: Bool { true }
+    public static func isSafeToResend(_ params: Params) -> Bool { isSafeToResend }
+    public static var isCapability: Bool { true }
+}
+
+/// The name of a method on the wire: `"get"`, `"dispatch"`…
+public struct MethodName: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+}
+
+/// The methods of protocol 1, one type each, and ``all``, the one list of them.
 public enum Method {
+    /// Every method of protocol 1, in the order `hello` and the -32601 message list them. Adding
+    /// a method adds its type here; a server refuses to start while a method of this list is
+    /// answered by nobody.
+    public static let all: [any ProtocolMethod.Type] = [
+        Hello.self, Dispatch.self, Get.self, Subscribe.self, Unsubscribe.self, History.self, Diff.self, Replay.self,
+        Stats.self, Checkpoints.self, Verify.self, Backup.self, Bisect.self, Scan.self, Digest.self, Describe.self,
+    ]
+
+    private static let byName: [String: any ProtocolMethod.Type] = Dictionary(
+        uniqueKeysWithValues: all.map { ($0.name.rawValue, $0) }
+    )
+
+    /// The method of that name, `nil` when protocol 1 has none.
+    public static func named(_ name: String) -> (any ProtocolMethod.Type)? { byName[name] }
+
     public enum Hello: ProtocolMethod {
         public typealias Params = HelloParams
         public typealias Result = ServerHello
-        public static let name = MethodName.hello
+        public static let name: MethodName = "hello"
+        public static let permission = Permission.read
+        public static let isCapability = false
     }
     public enum Dispatch: ProtocolMethod {
         public typealias Params = DispatchParams
         public typealias Result = DispatchOutcome
-        public static let name = MethodName.dispatch
+        public static let name: MethodName = "dispatch"
+        public static let permission = Permission.dispatch
+        public static let isSafeToResend = false
+        public static let isCapability = false
+        /// A dispatch with an idempotency key: the daemon answers a repeat with the first seq.
+        public static func isSafeToResend(_ params: DispatchParams) -> Bool { params.idempotencyKey != nil }
     }
     public enum Get: ProtocolMethod {
         public typealias Params = GetParams
         public typealias Result = Snapshot<JSONValue>
-        public static let name = MethodName.get
+        public static let name: MethodName = "get"
+        public static let permission = Permission.read
+        public static let isCapability = false
     }
     public enum Subscribe: ProtocolMethod {
         public typealias Params = SubscribeParams
         public typealias Result = SubscribeResult
-        public static let name = MethodName.subscribe
+        public static let name: MethodName = "subscribe"
+        public static let permission = Permission.read
+        public static let isCapability = false
     }
     public enum Unsubscribe: ProtocolMethod {
         public typealias Params = UnsubscribeParams
         public typealias Result = UnsubscribeResult
-        public static let name = MethodName.unsubscribe
+        public static let name: MethodName = "unsubscribe"
+        public static let permission = Permission.read
+        public static let isCapability = false
     }
     public enum History: ProtocolMethod {
         public typealias Params = HistoryParams
         public typealias Result = HistoryPage
-        public static let name = MethodName.history
+        public static let name: MethodName = "history"
+        public static let permission = Permission.read
     }
     public enum Diff: ProtocolMethod {
         public typealias Params = DiffParams
         public typealias Result = DiffResult
-        public static let name = MethodName.diff
+        public static let name: MethodName = "diff"
+        public static let permission = Permission.read
     }
     public enum Replay: ProtocolMethod {
         public typealias Params = ReplayParams
         public typealias Result = ReplayResult
-        public static let name = MethodName.replay
+        public static let name: MethodName = "replay"
+        public static let permission = Permission.read
     }
     public enum Stats: ProtocolMethod {
         public typealias Params = StatsParams
         public typealias Result = StatsResult
-        public static let name = MethodName.stats
+        public static let name: MethodName = "stats"
+        public static let permission = Permission.admin
+        public static let isCapability = false
     }
     public enum Checkpoints: ProtocolMethod {
         public typealias Params = CheckpointsParams
         public typealias Result = CheckpointList
-        public static let name = MethodName.checkpoints
+        public static let name: MethodName = "checkpoints"
+        public static let permission = Permission.read
     }
     public enum Verify: ProtocolMethod {
         public typealias Params = VerifyParams
         public typealias Result = VerifyOutcome
-        public static let name = MethodName.verify
+        public static let name: MethodName = "verify"
+        public static let permission = Permission.admin
     }
     public enum Backup: ProtocolMethod {
         public typealias Params = BackupParams
         public typealias Result = BackupOutcome
-        public static let name = MethodName.backup
+        public static let name: MethodName = "backup"
+        public static let permission = Permission.admin
+        public static let isSafeToResend = false
     }
     public enum Bisect: ProtocolMethod {
         public typealias Params = BisectParams
         public typealias Result = BisectOutcome
-        public static let name = MethodName.bisect
+        public static let name: MethodName = "bisect"
+        public static let permission = Permission.read
     }
     public enum Scan: ProtocolMethod {
         public typealias Params = ScanParams
         public typealias Result = ScanOutcome
-        public static let name = MethodName.scan
+        public static let name: MethodName = "scan"
+        public static let permission = Permission.admin
     }
 }
 

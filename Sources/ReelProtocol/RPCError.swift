@@ -2,7 +2,7 @@ import ReelJSON
 
 /// A JSON-RPC error object, `{"code", "message", "data"?}`: the one error type of `ReelProtocol`.
 ///
-/// Codes are stable numbers (SPEC.md, "Errors"); the message is a sentence a person can act on and
+/// Codes are stable numbers (docs/REFERENCE.md, "Errors"); the message is a sentence a person can act on and
 /// never a Swift type dump. `data` carries machine-readable details where the protocol promises
 /// them, such as the current seq of a failed `expectedSeq` check.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -107,7 +107,7 @@ extension RPCError {
     ///
     /// - Parameter method: The name the client sent.
     public static func methodNotFound(_ method: String) -> RPCError {
-        let known = MethodName.allCases.map(\.rawValue).joined(separator: ", ")
+        let known = Method.all.map { $0.name.rawValue }.joined(separator: ", ")
         return RPCError(
             code: Code.methodNotFound,
             message: "unknown method \(JSONValue.string(method).jsonString); protocol \(WireProtocol.version) has: \(known)"
@@ -137,7 +137,7 @@ extension RPCError {
     }
 
     /// 1007 for a line over the server's limit. The server sends it with a `null` id (the line is
-    /// not read, so its id is unknown) and then closes the connection, as SPEC requires: the rest
+    /// not read, so its id is unknown) and then closes the connection, as the protocol requires (docs/REFERENCE.md): the rest
     /// of an oversized line cannot be told apart from the next request.
     ///
     /// - Parameter limit: The limit in bytes, also given in `data` as `{"limit": bytes}`.

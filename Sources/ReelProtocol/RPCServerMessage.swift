@@ -5,7 +5,7 @@ import ReelJSON
 /// `reel` reads every line the daemon sends through it.
 ///
 /// Reading is lenient where the server is strict: members this version does not know are ignored,
-/// so a client keeps working against a newer server that adds to the protocol (SPEC.md allows
+/// so a client keeps working against a newer server that adds to the protocol (the protocol allows
 /// additions without a version bump).
 public enum RPCServerMessage: Sendable, Equatable {
     /// The answer to a request, matched by ``RPCResponse/id``.

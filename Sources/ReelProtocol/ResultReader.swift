@@ -2,7 +2,7 @@ import ReelJSON
 
 // Shared reading of results, the counterpart of ParamsReader: lenient where the protocol allows
 // additions (members a reader does not know are ignored, so a newer server keeps working), strict
-// about what SPEC.md promises (a result without its `seq` is refused, not read as zero).
+// about what the protocol promises (docs/REFERENCE.md) (a result without its `seq` is refused, not read as zero).
 
 /// Reads the members of a result object, wording every problem the same way:
 /// "a <what> result needs <member> (<kind>)".

@@ -25,7 +25,7 @@ public struct GetParams: Sendable, Equatable {
     /// - Throws: -32602 for a path that is not a JSON Pointer, an `at` that is not a seq, or an
     ///   unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        try self.init(params: params, method: .get)
+        try self.init(params: params, method: Method.Get.name)
     }
 
     /// Reads the params of a method that takes those of `get` (`digest`), naming it in errors.
@@ -71,9 +71,9 @@ public struct DiffParams: Sendable, Equatable {
     /// - Throws: -32602 when `from` or `to` is missing or not a seq, for a path that is not a
     ///   JSON Pointer, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .diff, allowed: ["from", "to", "path"])
-        from = try reader.requiredSeq("from", method: .diff)
-        to = try reader.requiredSeq("to", method: .diff)
+        let reader = try ParamsReader(params, method: Method.Diff.name, allowed: ["from", "to", "path"])
+        from = try reader.requiredSeq("from", method: Method.Diff.name)
+        to = try reader.requiredSeq("to", method: Method.Diff.name)
         path = try reader.pointer("path")
     }
 
@@ -113,7 +113,7 @@ public struct ReplayParams: Sendable, Equatable {
     /// - Throws: -32602 when `skip` is missing or not an array of seqs of 1 or more, for a `to`
     ///   that is not a seq, a path that is not a JSON Pointer, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .replay, allowed: ["to", "skip", "path"])
+        let reader = try ParamsReader(params, method: Method.Replay.name, allowed: ["to", "skip", "path"])
         to = try reader.seq("to")
         guard let value = reader["skip"] else {
             throw .invalidParams("replay needs params.skip, the seqs of the actions to leave out, such as [3, 7]")

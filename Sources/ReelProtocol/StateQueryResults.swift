@@ -92,7 +92,7 @@ public struct DiffResult: MethodResult, Equatable {
 
 /// The result of `replay`: `{value}`, what the state would be without the skipped actions, plus
 /// `refused: [{seq, reason}]` when some later actions were refused by the reducers once the
-/// skipped ones were gone (each then changed nothing). `refused` is an addition to SPEC's shape,
+/// skipped ones were gone (each then changed nothing). `refused` is an addition to protocol 1's first shape,
 /// written only when non-empty, so a what-if that changes which actions apply says so.
 public struct ReplayResult: MethodResult, Equatable {
     /// The what-if value at the requested path.

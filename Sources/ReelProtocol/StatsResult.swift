@@ -1,7 +1,7 @@
 import ReelCore
 import ReelJSON
 
-/// The `stats` result: `{seq, …}`, figures of the implementers' choosing (SPEC). Reel's are typed
+/// The `stats` result: `{seq, …}`, figures of the implementers' choosing (docs/REFERENCE.md). Reel's are typed
 /// here; members this version does not know are kept in ``other``.
 ///
 /// Figures of the data directory come from a daemon and from `reel stats --data-dir` alike;

@@ -35,7 +35,7 @@ public struct SubscribeParams: Sendable, Equatable {
     /// - Throws: -32602 for a path that is not a JSON Pointer, a `since` that is not a seq, an
     ///   unknown mode, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .subscribe, allowed: ["path", "since", "mode"])
+        let reader = try ParamsReader(params, method: Method.Subscribe.name, allowed: ["path", "since", "mode"])
         path = try reader.pointer("path")
         since = try reader.seq("since")
         if let value = reader["mode"] {
@@ -73,7 +73,7 @@ public struct UnsubscribeParams: Sendable, Equatable {
     /// - Parameter params: The request's `params`.
     /// - Throws: -32602 when `subscription` is missing, not a string or empty, or for an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: .unsubscribe, allowed: ["subscription"])
+        let reader = try ParamsReader(params, method: Method.Unsubscribe.name, allowed: ["subscription"])
         guard let subscription = try reader.string("subscription") else {
             throw .invalidParams("unsubscribe needs params.subscription, the id that subscribe returned")
         }

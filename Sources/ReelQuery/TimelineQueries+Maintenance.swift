@@ -5,7 +5,7 @@ import ReelStorage
 import ReelStore
 
 // The maintenance methods (`checkpoints`, `verify`, `scan`, `backup`) and the figures of the data
-// directory: additions to SPEC's methods that let `reel` inspect and copy a store, live through
+// directory: additions to protocol 1's first methods that let `reel` inspect and copy a store, live through
 // the daemon (whatever user it runs as) or offline.
 extension TimelineQueries {
     /// `checkpoints`: every checkpoint beside the log, and the reducer this store folds with.

@@ -6,17 +6,36 @@ import ReelStorage
 import ReelStore
 
 /// Answers every read method of the protocol from a ``Timeline``: `get`, `history`, `diff`,
-/// `replay`, `bisect`, `verify`, `checkpoints`, `scan`, `backup` and the data directory's `stats`.
+/// `replay`, `bisect`, `verify`, `checkpoints`, `scan`, `backup`, `digest`, `describe` and the data
+/// directory's `stats` (each method's ``TimelineQuery`` conformance says which).
 ///
 /// The one place each answer is computed: the daemon's handler calls it on its query pool, and
 /// `reel --data-dir` calls it in its own process, so the two cannot answer differently. Each call
 /// runs on its own read transactions and sees the latest commit at its start; nothing here writes
 /// the log.
 public struct TimelineQueries<State: StoreState>: Sendable {
-    public let timeline: Timeline<State>
+    /// The latest state and its seq, where a running store has it in memory.
+    public typealias LatestState = @Sendable () -> (seq: UInt64, state: State)
 
-    public init(_ timeline: Timeline<State>) {
+    public let timeline: Timeline<State>
+    /// A daemon's published state: reads of the latest seq take it instead of rebuilding it.
+    let latest: LatestState?
+    /// Told of `bisect`'s progress: (probes so far, an estimate of the total).
+    let progress: @Sendable (Int, Int) -> Void
+
+    /// - Parameters:
+    ///   - timeline: The store's log and checkpoints.
+    ///   - latest: The latest state in memory, when a running store has it.
+    ///   - progress: Told of long queries' progress (`bisect`'s probes).
+    public init(_ timeline: Timeline<State>, latest: LatestState? = nil, progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) {
         self.timeline = timeline
+        self.latest = latest
+        self.progress = progress
+    }
+
+    /// The same queries, telling `progress` of their progress.
+    public func reporting(_ progress: @escaping @Sendable (Int, Int) -> Void) -> TimelineQueries {
+        TimelineQueries(timeline, latest: latest, progress: progress)
     }
 
     /// The latest committed seq.
@@ -32,6 +51,10 @@ public struct TimelineQueries<State: StoreState>: Sendable {
 
     /// `get`: the value at the path at `at`, or at the latest seq.
     public func get(_ params: GetParams) throws(StoreError) -> Snapshot<JSONValue> {
+        if params.at == nil, let latest {
+            let now = latest()
+            return Snapshot(seq: now.seq, value: try Timeline<State>.slice(now.state, path: params.path, seq: now.seq))
+        }
         let seq = try seq(params.at)
         return Snapshot(seq: seq, value: try timeline.value(at: seq, path: params.path))
     }
@@ -56,8 +79,8 @@ public struct TimelineQueries<State: StoreState>: Sendable {
 
     /// `digest`: the SHA-256 of the value at the path at `at`, or at the latest seq.
     public func digest(_ params: DigestParams) throws(StoreError) -> DigestResult {
-        let seq = try seq(params.at)
-        return Self.digest(try timeline.value(at: seq, path: params.path), seq: seq)
+        let value = try get(params.state)
+        return Self.digest(value.value, seq: value.seq)
     }
 
     /// The digest of a value: SHA-256 of its canonical JSON text, as `get` would send it.
@@ -65,10 +88,8 @@ public struct TimelineQueries<State: StoreState>: Sendable {
         DigestResult(seq: seq, sha256: Checkpoint.hex(SHA256.hash(data: value.serialized())))
     }
 
-    /// `bisect`: the first seq at which the condition holds.
-    ///
-    /// - Parameter progress: Called after each probe with (probes so far, an estimate of the total).
-    public func bisect(_ params: BisectParams, progress: (Int, Int) -> Void = { _, _ in }) throws(StoreError) -> BisectOutcome {
+    /// `bisect`: the first seq at which the condition holds; ``progress`` is told of each probe.
+    public func bisect(_ params: BisectParams) throws(StoreError) -> BisectOutcome {
         let result = try timeline.bisect(through: params.through, progress: progress) { params.condition.holds(in: $0) }
         return BisectOutcome(seq: result.seq, through: result.through, probes: result.probes)
     }

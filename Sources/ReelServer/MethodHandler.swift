@@ -9,10 +9,12 @@ import ReelStore
 /// Answers the methods that need no connection state: every method but `subscribe` and
 /// `unsubscribe`, which live with their connection.
 ///
-/// Reads are answered by ``TimelineQueries``, the query layer `reel --data-dir` uses too. Those
-/// that rebuild states from the log can take milliseconds of CPU: they run on `queryPool`
-/// threads, each on its own read transactions, so neither the writer nor the connections' event
-/// loops wait for them.
+/// Reads are answered by ``TimelineQueries`` (each method's `TimelineQuery` conformance), the
+/// query layer `reel --data-dir` uses too; only `hello` and `stats` add what the running daemon
+/// knows. Reads that rebuild states from the log can take milliseconds of CPU: they run on
+/// `queryPool` threads, each on its own read transactions, so neither the writer nor the
+/// connections' event loops wait for them; reads of the latest state take the published state in
+/// memory, without a pool hop or a read transaction.
 public struct MethodHandler<State: StoreState>: Sendable {
     public let store: Store<State>
     public let authorize: Authorizer
@@ -32,18 +34,28 @@ public struct MethodHandler<State: StoreState>: Sendable {
         self.queryPool = queryPool
         self.serverVersion = serverVersion
         self.authorize = authorize
-        self.queries = TimelineQueries(store.timeline)
+        self.queries = TimelineQueries(store.timeline, latest: { [store] in
+            let snapshot = store.snapshot
+            return (snapshot.seq, snapshot.state)
+        })
     }
 
-    /// The result of one call, or the error to answer with. (A connection hands dispatches to the
-    /// store itself, with ``submit(_:peer:)`` and ``response(to:ticket:)``, to keep the order it
-    /// read them in.)
-    public func handle(_ call: HandlerCall, peer: Peer) async -> Result<any MethodResult, RPCError> {
+    /// The methods of ``Method/all`` that nobody answers: neither a connection (`dispatch`,
+    /// `subscribe`, `unsubscribe`) nor the query layer (a `TimelineQuery`). A server refuses to
+    /// start while there is one.
+    public static var unansweredMethods: [MethodName] {
+        Method.all.filter { !($0 is any TimelineQuery.Type) && !ConnectionMethods.names.contains($0.name) }.map { $0.name }
+    }
+
+    /// The result of one call, or the error to answer with: every method but `subscribe` and
+    /// `unsubscribe`. (A connection hands dispatches to the store itself, with
+    /// ``submit(_:peer:)`` and ``response(to:ticket:)``, to keep the order it read them in.)
+    public func answer(_ call: RPCCall, peer: Peer) async -> Result<any MethodResult, RPCError> {
         if let denial = denial(call.method, peer: peer) {
             return .failure(denial)
         }
         do {
-            return .success(try await result(of: call, peer: peer))
+            return .success(try await result(of: call.method, call, peer: peer))
         } catch {
             return .failure(error)
         }
@@ -52,76 +64,51 @@ public struct MethodHandler<State: StoreState>: Sendable {
     /// The result of any call but a subscription's, as a JSON value: for those who read results
     /// rather than write them (tests, embedding).
     public func handle(_ call: RPCCall, peer: Peer) async -> Result<JSONValue, RPCError> {
-        let outcome: Result<any MethodResult, RPCError>
-        switch CallRoute(call) {
-        case .handler(let handled):
-            outcome = await handle(handled, peer: peer)
-        case .dispatch(let params):
-            if let denial = denial(.dispatch, peer: peer) { return .failure(denial) }
-            outcome = await response(to: params, ticket: submit(params, peer: peer))
-        case .subscribe, .unsubscribe:
-            return .failure(RPCError(code: RPCError.Code.methodNotFound, message: "'\(call.method.rawValue)' needs a connection"))
-        }
-        switch outcome {
-        case .success(let result): return .success(Self.json(result))
-        case .failure(let error): return .failure(error)
+        switch await answer(call, peer: peer) {
+        case .success(let result): .success(Self.json(result))
+        case .failure(let error): .failure(error)
         }
     }
 
     private static func json(_ result: some MethodResult) -> JSONValue { result.asJSON }
 
-    private func result(of call: HandlerCall, peer: Peer) async throws(RPCError) -> any MethodResult {
-        let queries = self.queries
-        switch call {
-        case .hello:
-            let permissions = Permission.allCases.filter { authorize($0, peer) }.map(\.rawValue)
-            let seq = store.snapshot.seq
-            var hello = ServerHello(version: serverVersion, seq: seq, reducer: store.definition.identity, permissions: permissions)
-            hello.sharedLog = store.sharedLogStatus.map { SharedLogReport($0, localSeq: seq) }
-            return hello
-        case .get(let params):
-            guard params.at != nil else { return try sliceNow(params.path) }
-            return try await query { () throws(StoreError) in try queries.get(params) }
-        case .history(let params):
-            return try await query { () throws(StoreError) in try queries.history(params) }
-        case .diff(let params):
-            return try await query { () throws(StoreError) in try queries.diff(params) }
-        case .replay(let params):
-            return try await query { () throws(StoreError) in try queries.replay(params) }
-        case .stats:
-            let statistics = store.statistics
-            let server = figures.snapshot()
-            return try await query { () throws(StoreError) in
-                var stats = try queries.stats()
-                stats.add(statistics)
-                stats.add(server)
-                return stats
-            }
-        case .checkpoints:
-            return try await query { () throws(StoreError) in try queries.checkpoints() }
-        case .verify(let params):
-            return try await query { () throws(StoreError) in try queries.verify(params) }
-        case .backup(let params):
-            return try await query { () throws(StoreError) in try queries.backup(params) }
-        case .scan:
-            return try await query { () throws(StoreError) in try queries.scan() }
-        case .bisect(let params):
-            return try await query { () throws(StoreError) in try queries.bisect(params) }
-        case .digest(let params):
-            guard params.at != nil else {
-                let now = try sliceNow(params.path)
-                return TimelineQueries<State>.digest(now.value, seq: now.seq)
-            }
-            return try await query { () throws(StoreError) in try queries.digest(params) }
+    private func result<M: ProtocolMethod>(of method: M.Type, _ call: RPCCall, peer: Peer) async throws(RPCError) -> any MethodResult {
+        let params = call.params(as: method)!
+        if let params = params as? DispatchParams {
+            return try await response(to: params, ticket: submit(params, peer: peer)).get()
         }
+        if call.is(Method.Hello.self) { return hello(peer: peer) }
+        if call.is(Method.Stats.self) { return try await stats() }
+        guard !ConnectionMethods.names.contains(method.name) else {
+            throw RPCError(code: RPCError.Code.methodNotFound, message: "'\(method.name)' needs a connection")
+        }
+        let queries = self.queries
+        if TimelineQueries<State>.readsOnlyTheLatestState(method, params) {
+            return try Self.wire { () throws(StoreError) in try queries.answer(method, params) }
+        }
+        return try await query { () throws(StoreError) in try queries.answer(method, params) }
     }
 
-    /// The value at `path` now: the published state in memory, no read transaction.
-    private func sliceNow(_ path: JSONPointer) throws(RPCError) -> Snapshot<JSONValue> {
-        let snapshot = store.snapshot
-        return Snapshot(seq: snapshot.seq, value: try Self.wire { () throws(StoreError) in
-            try Timeline<State>.slice(snapshot.state, path: path, seq: snapshot.seq)
-        })
+    /// `hello`: the store's seq and reducer, what this peer may do, the shared log's standing.
+    private func hello(peer: Peer) -> ServerHello {
+        let permissions = Permission.allCases.filter { authorize($0, peer) }.map(\.rawValue)
+        let seq = store.snapshot.seq
+        var hello = ServerHello(version: serverVersion, seq: seq, reducer: store.definition.identity, permissions: permissions)
+        hello.sharedLog = store.sharedLogStatus.map { SharedLogReport($0, localSeq: seq) }
+        return hello
+    }
+
+    /// `stats`: the data directory's figures, the store's counters and the server's.
+    private func stats() async throws(RPCError) -> StatsResult {
+        let queries = self.queries
+        let statistics = store.statistics
+        let server = figures.snapshot()
+        return try await query { () throws(StoreError) in
+            var stats = try queries.stats()
+            stats.add(statistics)
+            stats.add(server)
+            return stats
+        }
     }
 
     /// Hands a dispatch to the store now, so that dispatches keep the order they were read in.
@@ -150,11 +137,11 @@ public struct MethodHandler<State: StoreState>: Sendable {
     }
 
     /// The permission error for a peer that may not call `method`.
-    public func denial(_ method: MethodName, peer: Peer) -> RPCError? {
-        guard !authorize(Permission(for: method), peer) else { return nil }
+    public func denial(_ method: any ProtocolMethod.Type, peer: Peer) -> RPCError? {
+        guard !authorize(method.permission, peer) else { return nil }
         return RPCError(
             code: RPCError.Code.permissionDenied,
-            message: "uid \(peer.uid) may not use '\(method.rawValue)' on this daemon (see its access policy)"
+            message: "uid \(peer.uid) may not use '\(method.name)' on this daemon (see its access policy)"
         )
     }
 
@@ -193,4 +180,9 @@ public struct MethodHandler<State: StoreState>: Sendable {
             throw RPCError(error)
         }
     }
+}
+
+/// The methods a connection carries out itself, with the state it keeps.
+enum ConnectionMethods {
+    static let names: Set<MethodName> = [Method.Dispatch.name, Method.Subscribe.name, Method.Unsubscribe.name]
 }

@@ -42,6 +42,10 @@ public struct ReelServer<State: StoreState>: Service {
     }
 
     public func run() async throws {
+        // A method declared in `Method.all` that nothing answers is a programming error, caught
+        // here, before any client can call it.
+        let unanswered = MethodHandler<State>.unansweredMethods
+        precondition(unanswered.isEmpty, "methods without an answer: \(unanswered); conform them to TimelineQuery (ReelQuery)")
         let limits = configuration.limits
         // Connections reach the accept loop through an inbox rather than the async `bind`'s
         // stream, which can drop one at shutdown and trap (see ConnectionInbox).

@@ -54,7 +54,7 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
         let permitted = Permission.allCases.filter { handler.authorize($0, peer) }
         router = RequestRouter(permitted: permitted) { method in
             let denial = handler.denial(method, peer: peer)
-            if let denial, method == .dispatch { handler.figures.refused(code: denial.code) }
+            if let denial, method.name == Method.Dispatch.name { handler.figures.refused(code: denial.code) }
             return denial
         }
     }

@@ -31,13 +31,13 @@ struct RequestRouter<Ticket: Settling> {
         /// End a subscription of this connection.
         case unsubscribe(RPCID, UnsubscribeParams)
         /// Let the method handler answer once `after` are settled.
-        case call(RPCID, HandlerCall, after: [Ticket])
+        case call(RPCID, RPCCall, after: [Ticket])
     }
 
     /// The permissions the peer has, whose methods are routed without asking `denial`.
     let permitted: [Permission]
     /// The error for a method the peer may not call, `nil` when it may.
-    let denial: @Sendable (MethodName) -> RPCError?
+    let denial: @Sendable (any ProtocolMethod.Type) -> RPCError?
     private var unsettled: [Ticket] = []
 
     /// - Parameters:
@@ -45,19 +45,19 @@ struct RequestRouter<Ticket: Settling> {
     ///     once): checked here, where calling the closure for it cost a generic-metadata lookup
     ///     per request (the intake's closure captures its generic handler).
     ///   - denial: asked for the methods of any other permission.
-    init(permitted: [Permission] = [], denial: @escaping @Sendable (MethodName) -> RPCError?) {
+    init(permitted: [Permission] = [], denial: @escaping @Sendable (any ProtocolMethod.Type) -> RPCError?) {
         self.permitted = permitted
         self.denial = denial
     }
 
-    private func denial(of method: MethodName) -> RPCError? {
+    private func denial(of method: any ProtocolMethod.Type) -> RPCError? {
         permitted.contains(method.permission) ? nil : denial(method)
     }
 
     /// Routes one line (without its newline).
     mutating func route(_ line: UnsafeRawBufferPointer) -> Route {
         if let (id, params) = DispatchLine.read(line) {
-            if let denial = denial(of: .dispatch) {
+            if let denial = denial(of: Method.Dispatch.self) {
                 return .answer(RPCResponse(id: id, error: denial).encodedLine())
             }
             return .dispatch(id, params)
@@ -83,16 +83,11 @@ struct RequestRouter<Ticket: Settling> {
         if let denial = denial(of: call.method) {
             return .answer(RPCResponse(id: id, error: denial).encodedLine())
         }
-        switch CallRoute(call) {
-        case .dispatch(let params): return .dispatch(id, params)
-        case .handler(let call):
-            pruneSettled()
-            return .call(id, call, after: unsettled)
-        case .subscribe(let params):
-            pruneSettled()
-            return .subscribe(id, params, after: unsettled)
-        case .unsubscribe(let params): return .unsubscribe(id, params)
-        }
+        if let params = call.params(as: Method.Dispatch.self) { return .dispatch(id, params) }
+        if let params = call.params(as: Method.Unsubscribe.self) { return .unsubscribe(id, params) }
+        pruneSettled()
+        if let params = call.params(as: Method.Subscribe.self) { return .subscribe(id, params, after: unsettled) }
+        return .call(id, call, after: unsettled)
     }
 
     /// The dispatch routed last went to the store with this ticket: later reads wait for it.

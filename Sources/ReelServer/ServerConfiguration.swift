@@ -6,7 +6,7 @@ import ReelProtocol
 public struct ServerConfiguration: Sendable {
     /// Per-connection limits; each answers with its protocol error and closes only that connection.
     public struct Limits: Sendable {
-        /// The longest request line, in bytes (SPEC default: 1 MiB).
+        /// The longest request line, in bytes (default: 1 MiB, docs/REFERENCE.md).
         public var maxLineLength = 1 << 20
         /// A peer silent this long in the middle of a line is cut off.
         public var midLineTimeout: TimeAmount = .seconds(30)

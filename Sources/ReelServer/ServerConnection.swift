@@ -75,7 +75,7 @@ struct ServerConnection<State: StoreState>: Sendable {
                 case .call(let id, let call, let barrier):
                     group.addTask {
                         await Self.settle(barrier)
-                        outbox.fill(slot, with: Self.encode(id, await handler.handle(call, peer: peer)))
+                        outbox.fill(slot, with: Self.encode(id, await handler.answer(call, peer: peer)))
                     }
                 }
             }

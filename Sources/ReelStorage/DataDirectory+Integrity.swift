@@ -31,7 +31,8 @@ public struct IntegrityReport: Sendable {
         }
     }
 
-    /// Log records read (damaged ones included).
+    /// Log records read (damaged ones included), and the acknowledged actions the journal still
+    /// holds for LMDB (checked when they were appended).
     public var actions: UInt64 = 0
     public var checkpoints = 0
     public var idempotencyKeys = 0
@@ -54,8 +55,10 @@ extension DataDirectory {
     /// - Parameter progress: called with each log seq read.
     public func scanIntegrity(progress: (UInt64) -> Void = { _ in }) throws(StorageError) -> IntegrityReport {
         var report = IntegrityReport()
+        var inLMDB: UInt64 = 0
         do {
             try env.read { txn in
+                inLMDB = (try? txn.count(in: log)).map(UInt64.init) ?? 0
                 scanLog(txn, into: &report, progress: progress)
                 scanCheckpoints(txn, into: &report)
                 scanIdempotencyKeys(txn, into: &report)
@@ -63,6 +66,10 @@ extension DataDirectory {
         } catch {
             throw Self.wrap(error, "cannot scan \(path)")
         }
+        // Acknowledged actions the journal holds until the applier moves them into LMDB (within
+        // milliseconds): stored, and counted. Read after LMDB's view, so none falls in between.
+        let acknowledged = tail.withLock { $0.lastSeq }
+        if acknowledged > inLMDB { report.actions += acknowledged - inLMDB }
         return report
     }
 

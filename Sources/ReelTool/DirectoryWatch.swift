@@ -21,7 +21,7 @@ struct DirectoryWatch<State: StoreState>: Sendable {
         let latest = try await source.latestSeq()
         let start = since ?? latest
         guard start <= latest else {
-            throw ToolError("error 1006: seq \(start) is beyond the latest seq \(latest)")
+            throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(start) is beyond the latest seq \(latest)"))
         }
         // Not a ternary: a `nil` beside a JSONValue would become JSON `null` (ExpressibleByNilLiteral).
         var initial: JSONValue?

@@ -76,7 +76,7 @@ struct ShowCommand: AsyncParsableCommand {
         let page = try await store.history(from: seq.value, to: seq.value, limit: 1, types: nil)
         guard let envelope = page.actions.first else {
             let latest = try await store.latestSeq()
-            throw ToolError("error 1006: seq \(seq.value) is beyond the latest seq \(latest)")
+            throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(seq.value) is beyond the latest seq \(latest)"))
         }
         let patch = try await store.diff(from: seq.value - 1, to: seq.value, path: .root)
         if printer.isJSON {

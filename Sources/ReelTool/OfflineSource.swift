@@ -34,80 +34,21 @@ struct OfflineSource<State: StoreState>: StoreSource {
         label = "the data directory \(path) (read-only)"
     }
 
-    private func run<T>(_ body: () throws(StoreError) -> T) throws(ToolError) -> T {
+    func call<M: ProtocolMethod>(
+        _ method: M.Type, _ params: M.Params, progress: (@Sendable (Int, Int) -> Void)?
+    ) async throws(ToolError) -> M.Result {
+        if method.permission == .dispatch {
+            throw ToolError(
+                "dispatching needs a running daemon: \(label) is only read. Drop --data-dir to use the daemon's socket",
+                exitStatus: ExitStatus.usage
+            )
+        }
+        let queries = progress.map { self.queries.reporting($0) } ?? self.queries
         do {
-            return try body()
+            return try queries.answer(method, params)
         } catch {
             throw ToolError(error)
         }
-    }
-
-    func reducer() async throws(ToolError) -> ReducerIdentity { timeline.definition.identity }
-
-    func latestSeq() async throws(ToolError) -> UInt64 {
-        try run { () throws(StoreError) in try queries.latestSeq() }
-    }
-
-    func value(at seq: UInt64?, path: JSONPointer) async throws(ToolError) -> (seq: UInt64, value: JSONValue) {
-        let snapshot = try run { () throws(StoreError) in try queries.get(GetParams(path: path, at: seq)) }
-        return (snapshot.seq, snapshot.value)
-    }
-
-    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(ToolError) -> (actions: [ActionEnvelope], next: UInt64?) {
-        let page = try run { () throws(StoreError) in
-            try queries.history(HistoryParams(from: from, to: to, limit: limit, types: types))
-        }
-        return (page.actions, page.next)
-    }
-
-    func diff(from: UInt64, to: UInt64, path: JSONPointer) async throws(ToolError) -> JSONPatch {
-        try run { () throws(StoreError) in try queries.diff(DiffParams(from: from, to: to, path: path)).patch }
-    }
-
-    func replay(to: UInt64?, skip: Set<UInt64>, path: JSONPointer) async throws(ToolError) -> (value: JSONValue, refused: [SeqReason]) {
-        let whatIf = try run { () throws(StoreError) in try queries.replay(ReplayParams(to: to, skip: skip, path: path)) }
-        return (whatIf.value, whatIf.refused)
-    }
-
-    func checkpoints() async throws(ToolError) -> [CheckpointInfo] {
-        try run { () throws(StoreError) in try queries.checkpoints().checkpoints }
-    }
-
-    func verify(from: UInt64, through: UInt64) async throws(ToolError) -> VerifyOutcome {
-        try run { () throws(StoreError) in try queries.verify(VerifyParams(from: from, through: through)) }
-    }
-
-    func scan() async throws(ToolError) -> ScanOutcome {
-        try run { () throws(StoreError) in try queries.scan() }
-    }
-
-    func bisect(
-        _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
-    ) async throws(ToolError) -> BisectAnswer {
-        let outcome = try run { () throws(StoreError) in
-            try queries.bisect(BisectParams(condition: condition, through: through), progress: progress)
-        }
-        return BisectAnswer(seq: outcome.seq, latest: outcome.through, probes: outcome.probes)
-    }
-
-    /// Offline there is no daemon to count anything: the figures of the data directory itself.
-    func stats() async throws(ToolError) -> StatsResult {
-        try run { () throws(StoreError) in try queries.stats() }
-    }
-
-    func backup(to path: String) async throws(ToolError) -> BackupOutcome {
-        do {
-            return try queries.backup(BackupParams(path: path))
-        } catch {
-            throw ToolError(error.message, exitStatus: ExitStatus.refused)
-        }
-    }
-
-    func dispatch(_ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool) {
-        throw ToolError(
-            "dispatching needs a running daemon: \(label) is only read. Drop --data-dir to use the daemon's socket",
-            exitStatus: ExitStatus.usage
-        )
     }
 
     /// The environment closes when the last reference to the directory goes.

@@ -12,7 +12,7 @@ import ReelStore
 /// its own state from one executable (see `ReelApp`).
 public enum ReelTool {
     /// Where `reel` looks for the daemon without `--socket` or `$REEL_SOCKET`: `reeld`'s default
-    /// socket (SPEC: `./reel-data/reel.sock`). A test checks it against the daemon's defaults, so
+    /// socket (`./reel-data/reel.sock`, docs/REFERENCE.md). A test checks it against the daemon's defaults, so
     /// the two cannot drift apart (ReelTool does not depend on the daemon's settings module).
     public static let defaultSocketPath = "./reel-data/reel.sock"
 
@@ -86,7 +86,7 @@ struct RootCommand: AsyncParsableCommand {
         let context = ToolContext.current
         var subcommands: [any ParsableCommand.Type] = [
             DispatchCommand.self, GetCommand.self, WatchCommand.self, LogCommand.self, ShowCommand.self,
-            DiffCommand.self, ReplayCommand.self, BisectCommand.self, VerifyCommand.self, ExportCommand.self,
+            DiffCommand.self, ReplayCommand.self, BisectCommand.self, VerifyCommand.self, ExportCommand.self, DescribeCommand.self,
             ImportCommand.self, RevertCommand.self, BackupCommand.self, StatsCommand.self, CheckpointsCommand.self, UICommand.self,
         ]
         if context.serve != nil { subcommands.insert(ServeCommand.self, at: 0) }

@@ -4,8 +4,10 @@ import ReelJSON
 import ReelProtocol
 
 /// Where a `reel` command reads from and writes to: a running daemon (``LiveSource``, over its
-/// socket) or a data directory opened read-only (``OfflineSource``). Commands are written once
-/// against this protocol, so each works the same way live and offline.
+/// socket) or a data directory opened read-only (``OfflineSource``). Both answer a call of any
+/// protocol method: live over the socket, offline in process through the query layer the daemon
+/// uses (`TimelineQueries`). Commands are written once against this protocol, so each works the
+/// same way live and offline.
 protocol StoreSource: Sendable {
     /// What the source is, for messages: "the daemon at …", "the data directory … (read-only)".
     var label: String { get }
@@ -13,34 +15,97 @@ protocol StoreSource: Sendable {
     /// must stay under the client's line limit even when every action is as large as a request
     /// may be.
     var historyPageSize: Int { get }
-    /// The reducer the source folds actions with.
-    func reducer() async throws(ToolError) -> ReducerIdentity
 
-    func latestSeq() async throws(ToolError) -> UInt64
-    /// The value at `path` at `seq` (now when `nil`), with the seq it was read at.
-    func value(at seq: UInt64?, path: JSONPointer) async throws(ToolError) -> (seq: UInt64, value: JSONValue)
-    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(ToolError) -> (actions: [ActionEnvelope], next: UInt64?)
-    func diff(from: UInt64, to: UInt64, path: JSONPointer) async throws(ToolError) -> JSONPatch
-    func replay(to: UInt64?, skip: Set<UInt64>, path: JSONPointer) async throws(ToolError) -> (value: JSONValue, refused: [SeqReason])
-    func checkpoints() async throws(ToolError) -> [CheckpointInfo]
-    /// Verifies one segment: `from` is 0 or a checkpoint verified before.
-    func verify(from: UInt64, through: UInt64) async throws(ToolError) -> VerifyOutcome
-    /// Checks every stored record's checksum and reports every damaged one.
-    func scan() async throws(ToolError) -> ScanOutcome
-    /// The first seq at which `condition` holds, up to `through` (the latest when `nil`), in
-    /// O(log n) state computations.
-    func bisect(
-        _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
-    ) async throws(ToolError) -> BisectAnswer
-    func stats() async throws(ToolError) -> StatsResult
-    func backup(to path: String) async throws(ToolError) -> BackupOutcome
+    /// Calls a method of the protocol.
+    ///
+    /// - Parameter progress: Told of a long call's progress (probes so far, an estimate of the
+    ///   total) where the source can tell: offline `bisect`.
+    func call<M: ProtocolMethod>(
+        _ method: M.Type, _ params: M.Params, progress: (@Sendable (Int, Int) -> Void)?
+    ) async throws(ToolError) -> M.Result
 
-    /// Dispatches actions (one, or an atomic batch); only a daemon can.
-    func dispatch(_ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool)
     /// Follows changes at `path` until the task is cancelled.
     func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode) async throws(ToolError) -> WatchFeed
     /// Releases the connection or the environment.
     func close() async
+}
+
+// What the commands ask, each one call of the protocol.
+extension StoreSource {
+    func call<M: ProtocolMethod>(_ method: M.Type, _ params: M.Params) async throws(ToolError) -> M.Result {
+        try await call(method, params, progress: nil)
+    }
+
+    /// The reducer the source folds actions with.
+    func reducer() async throws(ToolError) -> ReducerIdentity {
+        try await call(Method.Hello.self, HelloParams(client: ToolContext.current.programName, protocolVersion: WireProtocol.version)).reducer
+    }
+
+    func latestSeq() async throws(ToolError) -> UInt64 {
+        try await call(Method.Hello.self, HelloParams(client: ToolContext.current.programName, protocolVersion: WireProtocol.version)).seq
+    }
+
+    /// The value at `path` at `seq` (now when `nil`), with the seq it was read at.
+    func value(at seq: UInt64?, path: JSONPointer) async throws(ToolError) -> (seq: UInt64, value: JSONValue) {
+        let snapshot = try await call(Method.Get.self, GetParams(path: path, at: seq))
+        return (snapshot.seq, snapshot.value)
+    }
+
+    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(ToolError) -> (actions: [ActionEnvelope], next: UInt64?) {
+        let page = try await call(Method.History.self, HistoryParams(from: from, to: to, limit: limit, types: types))
+        return (page.actions, page.next)
+    }
+
+    func diff(from: UInt64, to: UInt64, path: JSONPointer) async throws(ToolError) -> JSONPatch {
+        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path)).patch
+    }
+
+    func replay(to: UInt64?, skip: Set<UInt64>, path: JSONPointer) async throws(ToolError) -> (value: JSONValue, refused: [SeqReason]) {
+        let result = try await call(Method.Replay.self, ReplayParams(to: to, skip: skip, path: path))
+        return (result.value, result.refused)
+    }
+
+    func checkpoints() async throws(ToolError) -> [CheckpointInfo] {
+        try await call(Method.Checkpoints.self, CheckpointsParams()).checkpoints
+    }
+
+    /// Verifies one segment: `from` is 0 or a checkpoint verified before.
+    func verify(from: UInt64, through: UInt64) async throws(ToolError) -> VerifyOutcome {
+        try await call(Method.Verify.self, VerifyParams(from: from, through: through))
+    }
+
+    /// Checks every stored record's checksum and reports every damaged one.
+    func scan() async throws(ToolError) -> ScanOutcome {
+        try await call(Method.Scan.self, ScanParams())
+    }
+
+    /// The first seq at which `condition` holds, up to `through` (the latest when `nil`), in
+    /// O(log n) state computations (a daemon searches with its checkpoints, in one request).
+    func bisect(
+        _ condition: JSONCondition, through: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(ToolError) -> BisectAnswer {
+        progress(0, 1)
+        let outcome = try await call(Method.Bisect.self, BisectParams(condition: condition, through: through), progress: progress)
+        progress(outcome.probes, outcome.probes)
+        return BisectAnswer(seq: outcome.seq, latest: outcome.through, probes: outcome.probes)
+    }
+
+    func stats() async throws(ToolError) -> StatsResult {
+        try await call(Method.Stats.self, StatsParams())
+    }
+
+    func backup(to path: String) async throws(ToolError) -> BackupOutcome {
+        try await call(Method.Backup.self, BackupParams(path: path))
+    }
+
+    /// Dispatches actions (one, or an atomic batch); only a daemon can.
+    func dispatch(_ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool) {
+        let params = actions.count == 1
+            ? DispatchParams(action: actions[0], expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+            : DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+        let outcome = try await call(Method.Dispatch.self, params)
+        return (outcome.seqs, outcome.duplicate)
+    }
 }
 
 /// The sources a command run opened, closed when it ends (an in-process run, as in tests or a

@@ -22,6 +22,8 @@ public struct ToolContext: Sendable {
     public var standardErrorIsTerminal: Bool
     /// The reducers' name and version.
     public let reducer: ReducerIdentity
+    /// What each action type of the program's reducers accepts (`reel dispatch --help`).
+    public let actions: [ActionDescription]
     let openOffline: @Sendable (String) throws(ToolError) -> any StoreSource
     let openImport: @Sendable (String, UInt64) throws(ToolError) -> any ImportTarget
     /// Runs the daemon with the given command line (program name first); `nil` when the program
@@ -42,6 +44,7 @@ public struct ToolContext: Sendable {
         standardOutputIsTerminal = FileDescriptorSink.standardOutput.isTerminal
         standardErrorIsTerminal = FileDescriptorSink.standardError.isTerminal
         reducer = definition.identity
+        actions = definition.actionDescriptions
         openOffline = { path throws(ToolError) in try OfflineSource(path: path, definition: definition) }
         openImport = { path, checkpointEvery throws(ToolError) in
             try StoreImportTarget(path: path, definition: definition, checkpointEvery: checkpointEvery)

@@ -15,6 +15,10 @@ import ReelStore
 public struct ToolError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var exitStatus: Int32
+    /// The protocol's error, when the store refused: the daemon's answer as it came (code,
+    /// message, data), or offline the one the daemon would have sent. The page and scripts read
+    /// the code here, not from the message.
+    public var refusal: RPCError?
 
     public init(_ message: String, exitStatus: Int32 = ExitStatus.refused) {
         self.message = message
@@ -28,7 +32,11 @@ public struct ToolError: Error, Sendable, CustomStringConvertible {
         // Only a directory that cannot be opened or read is "unreachable"; damaged contents are
         // an answer about the data (2), as the daemon's 1010 would be.
         let unreachable = (error.underlying as? StorageError).map(Self.isUnreachable) ?? false
-        self.init("error \(RPCError(error).code): \(error.message)", exitStatus: unreachable ? ExitStatus.unavailable : ExitStatus.refused)
+        guard !unreachable else {
+            self.init("error \(RPCError(error).code): \(error.message)", exitStatus: ExitStatus.unavailable)
+            return
+        }
+        self.init(RPCError(error))
     }
 
     /// A data directory that could not be opened.
@@ -40,9 +48,16 @@ public struct ToolError: Error, Sendable, CustomStringConvertible {
         error.code == .notFound || error.code == .io
     }
 
-    /// An error answered by the daemon: its code and message.
+    /// An error answered by the daemon (or offline, as the daemon would): its code and message.
     init(_ error: RPCError) {
-        self.init("error \(error.code): \(error.message)", exitStatus: ExitStatus.refused)
+        self.init("error \(error.code): \(error.message)", exitStatus: Self.exitStatus(for: error))
+        refusal = error
+    }
+
+    /// The exit status for a refusal of the store: the one place wire codes become exit statuses.
+    /// Every refusal is 2 (README, `reel --help`), the code in the message saying which.
+    static func exitStatus(for error: RPCError) -> Int32 {
+        ExitStatus.refused
     }
 }
 

@@ -75,10 +75,7 @@ struct SourceBackend: TimeTravelBackend {
 
     var label: String { source.label }
     var isLive: Bool { source is LiveSource }
-
-    func reducer() async throws(UIError) -> String {
-        try await ui { () async throws(ToolError) in try await source.reducer().description }
-    }
+    var historyPageSize: Int { source.historyPageSize }
 
     func mayDispatch() async -> Bool {
         guard let live = source as? LiveSource else { return false }
@@ -86,36 +83,12 @@ struct SourceBackend: TimeTravelBackend {
         return live.client.serverHello.permissions?.contains(Permission.dispatch.rawValue) ?? true
     }
 
-    func latestSeq() async throws(UIError) -> UInt64 {
-        try await ui { () async throws(ToolError) in try await source.latestSeq() }
-    }
-
-    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(UIError) -> [ActionEnvelope] {
-        try await ui { () async throws(ToolError) in
-            try await source.history(from: from, to: to, limit: min(limit, source.historyPageSize), types: types).actions
-        }
-    }
-
-    func state(at seq: UInt64?, path: JSONPointer) async throws(UIError) -> (seq: UInt64, value: JSONValue) {
-        try await ui { () async throws(ToolError) in try await source.value(at: seq, path: path) }
-    }
-
-    func diff(from: UInt64, to: UInt64, path: JSONPointer) async throws(UIError) -> JSONPatch {
-        try await ui { () async throws(ToolError) in try await source.diff(from: from, to: to, path: path) }
-    }
-
-    func replay(at seq: UInt64?, skip: Set<UInt64>) async throws(UIError) -> (value: JSONValue, refused: [SeqReason]) {
-        try await ui { () async throws(ToolError) in try await source.replay(to: seq, skip: skip, path: JSONPointer(tokens: [])) }
-    }
-
-    func bisect(_ condition: JSONCondition, through: UInt64?) async throws(UIError) -> (seq: UInt64?, latest: UInt64, probes: Int) {
-        let answer = try await ui { () async throws(ToolError) in try await source.bisect(condition, through: through) { _, _ in } }
-        return (answer.seq, answer.latest, answer.probes)
-    }
-
-    func dispatch(_ action: Action) async throws(UIError) -> UInt64 {
-        try await ui { () async throws(ToolError) in
-            try await source.dispatch([action], expectedSeq: nil, idempotencyKey: nil).seqs.lowerBound
+    func call<M: ProtocolMethod>(_ method: M.Type, _ params: M.Params) async throws(UIError) -> M.Result {
+        do {
+            return try await source.call(method, params)
+        } catch {
+            if let refusal = error.refusal { throw UIError(refusal: refusal) }
+            throw error.exitStatus == ExitStatus.unavailable ? .unavailable(error.message) : .failed(error.message)
         }
     }
 
@@ -135,28 +108,5 @@ struct SourceBackend: TimeTravelBackend {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-    }
-
-    /// A tool error as the page shows it: the protocol code when the message carries one.
-    private func ui<T>(_ body: () async throws(ToolError) -> T) async throws(UIError) -> T {
-        do {
-            return try await body()
-        } catch {
-            let code = Self.code(in: error.message)
-            let status = switch code {
-            case RPCError.Code.pathNotFound, RPCError.Code.seqOutOfRange: 404
-            case RPCError.Code.permissionDenied: 403
-            case RPCError.Code.rejected, RPCError.Code.unknownActionType, RPCError.Code.seqMismatch, RPCError.Code.tooLarge: 400
-            case nil where error.exitStatus == ExitStatus.unavailable: 503
-            default: 500
-            }
-            throw UIError(status: status, code: code, message: error.message)
-        }
-    }
-
-    /// `error 1005: …` → 1005.
-    static func code(in message: String) -> Int? {
-        guard let range = message.range(of: "error ") else { return nil }
-        return Int(message[range.upperBound...].prefix { $0.isNumber || $0 == "-" })
     }
 }

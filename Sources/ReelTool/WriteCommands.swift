@@ -6,16 +6,21 @@ import ReelProtocol
 /// `reel dispatch TYPE [PAYLOAD]`: dispatch one action and print its seq; `reel dispatch -`
 /// dispatches NDJSON actions read from stdin.
 struct DispatchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "dispatch", abstract: "Dispatch an action and print its seq.",
-        discussion: """
-            PAYLOAD is JSON, such as '{"path": "/n", "value": 1}'; '-' reads it from stdin. \
-            With TYPE '-', each line of stdin is an action {"type", "payload"}: they are dispatched \
-            in order, one by one, or as one atomic batch with --batch. The seq is printed once the \
-            action is durable. With --json: {"seq"} per action, or {"seqs"} for a batch; \
-            "duplicate": true when the idempotency key had been used.
-            """
-    )
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "dispatch", abstract: "Dispatch an action and print its seq.",
+            discussion: """
+                PAYLOAD is JSON, such as '{"path": "/n", "value": 1}'; '-' reads it from stdin. \
+                With TYPE '-', each line of stdin is an action {"type", "payload"}: they are dispatched \
+                in order, one by one, or as one atomic batch with --batch. The seq is printed once the \
+                action is durable. With --json: {"seq"} per action, or {"seqs"} for a batch; \
+                "duplicate": true when the idempotency key had been used.
+
+                Action types (`\(ToolContext.current.programName) describe` asks the daemon):
+                \(ActionShape.helpText(ToolContext.current.actions))
+                """
+        )
+    }
 
     @Argument(help: ArgumentHelp("The action type, or - to read NDJSON actions from stdin.", valueName: "type")) var type: String
     @Argument(help: ArgumentHelp("The payload as JSON, or - to read it from stdin (default: none).", valueName: "payload")) var payload: String?

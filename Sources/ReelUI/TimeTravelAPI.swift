@@ -24,6 +24,29 @@ struct TimeTravelAPI: Sendable {
         ]
     }
 
+    /// Any read method of the protocol, by name, with its params (`null` for none): its result as
+    /// the store answers it. A method that needs more than reading (`dispatch`, `backup`…) has a
+    /// route of its own, or none.
+    func call(_ name: String, _ params: JSONValue) async throws(UIError) -> JSONValue {
+        guard let method = Method.named(name), method.permission == .read, !Self.connectionMethods.contains(method.name) else {
+            throw UIError(status: .notFound, message: "no read method '\(name)' (the page calls /api/call/METHOD for a read method of the protocol)")
+        }
+        let call: RPCCall
+        do {
+            call = try RPCCall(method: name, params: params.isNull ? nil : params)
+        } catch {
+            throw UIError(refusal: error)
+        }
+        return try await answer(call.method, call)
+    }
+
+    /// Methods that need the page's own connection to the store, not a call.
+    private static let connectionMethods: Set<MethodName> = [Method.Subscribe.name, Method.Unsubscribe.name]
+
+    private func answer<M: ProtocolMethod>(_ method: M.Type, _ call: RPCCall) async throws(UIError) -> JSONValue {
+        try await backend.call(method, call.params(as: method)!).asJSON
+    }
+
     func history(_ query: Query) async throws(UIError) -> JSONValue {
         let from = max(1, try query.seq("from") ?? 1)
         let limit = min(Self.maxRows, max(1, try query.int("limit") ?? 200))
@@ -75,7 +98,7 @@ struct TimeTravelAPI: Sendable {
     func show(_ query: Query) async throws(UIError) -> JSONValue {
         guard let seq = try query.seq("seq"), seq >= 1 else { throw .badRequest("show needs a seq from 1") }
         guard let action = try await backend.history(from: seq, to: seq, limit: 1, types: nil).first else {
-            throw UIError(status: 404, code: RPCError.Code.seqOutOfRange, message: "there is no action at seq \(seq)")
+            throw UIError(refusal: RPCError(code: RPCError.Code.seqOutOfRange, message: "there is no action at seq \(seq)"))
         }
         let patch = try await backend.diff(from: seq - 1, to: seq, path: JSONPointer(tokens: []))
         return ["action": action.wireJSON, "patch": patch.jsonValue]
@@ -113,7 +136,7 @@ struct TimeTravelAPI: Sendable {
             throw .badRequest("\(error)")
         }
         let answer = try await backend.bisect(condition, through: try Self.seq(body["through"], "through"))
-        return ["seq": answer.seq.map(JSONValue.init(seq:)) ?? .null, "latest": JSONValue(seq: answer.latest), "probes": .int(Int64(answer.probes))]
+        return ["seq": answer.seq.map(JSONValue.init(seq:)) ?? .null, "latest": JSONValue(seq: answer.through), "probes": .int(Int64(answer.probes))]
     }
 
     func dispatch(_ body: JSONValue) async throws(UIError) -> JSONValue {

@@ -72,42 +72,30 @@ public struct TimeTravelServer: Sendable {
         for name in assets.servedNames {
             router.get(RouterPath("/\(name)")) { _, _ in assets.response(for: name) }
         }
-        router.get("/api/info") { _, _ in try await Self.json { () async throws(UIError) in try await api.info() } }
-        router.get("/api/history") { request, _ in try await Self.json { () async throws(UIError) in try await api.history(Self.query(request)) } }
-        router.get("/api/search") { request, _ in try await Self.json { () async throws(UIError) in try await api.search(Self.query(request)) } }
-        router.get("/api/actions") { request, _ in try await Self.json { () async throws(UIError) in try await api.actions(Self.query(request)) } }
-        router.get("/api/state") { request, _ in try await Self.json { () async throws(UIError) in try await api.state(Self.query(request)) } }
-        router.get("/api/show") { request, _ in try await Self.json { () async throws(UIError) in try await api.show(Self.query(request)) } }
-        router.get("/api/diff") { request, _ in try await Self.json { () async throws(UIError) in try await api.diff(Self.query(request)) } }
-        router.post("/api/whatif") { request, _ in
-            let body = try await Self.body(request)
-            return try await Self.json { () async throws(UIError) in try await api.whatIf(body) }
+        // A thrown UIError is an HTTPResponseError: Hummingbird answers it with its status.
+        router.get("/api/info") { _, _ in JSONBody(try await api.info()) }
+        router.post("/api/call/{method}") { request, context in
+            JSONBody(try await api.call(context.parameters.get("method") ?? "", Self.body(request)))
         }
-        router.post("/api/bisect") { request, _ in
-            let body = try await Self.body(request)
-            return try await Self.json { () async throws(UIError) in try await api.bisect(body) }
-        }
-        router.post("/api/dispatch") { request, _ in
-            let body = try await Self.body(request)
-            return try await Self.json { () async throws(UIError) in try await api.dispatch(body) }
-        }
-        router.post("/api/revert") { request, _ in
-            let body = try await Self.body(request)
-            return try await Self.json { () async throws(UIError) in try await api.revert(body) }
-        }
+        router.get("/api/history") { request, _ in JSONBody(try await api.history(Self.query(request))) }
+        router.get("/api/search") { request, _ in JSONBody(try await api.search(Self.query(request))) }
+        router.get("/api/actions") { request, _ in JSONBody(try await api.actions(Self.query(request))) }
+        router.get("/api/state") { request, _ in JSONBody(try await api.state(Self.query(request))) }
+        router.get("/api/show") { request, _ in JSONBody(try await api.show(Self.query(request))) }
+        router.get("/api/diff") { request, _ in JSONBody(try await api.diff(Self.query(request))) }
+        router.post("/api/whatif") { request, _ in JSONBody(try await api.whatIf(Self.body(request))) }
+        router.post("/api/bisect") { request, _ in JSONBody(try await api.bisect(Self.body(request))) }
+        router.post("/api/dispatch") { request, _ in JSONBody(try await api.dispatch(Self.body(request))) }
+        router.post("/api/revert") { request, _ in JSONBody(try await api.revert(Self.body(request))) }
         router.get("/api/export") { request, _ in
             let query = Self.query(request)
-            do {
-                let bytes = try await api.export(query)
-                let name = "reel-\(query.text("from") ?? "1")-\(query.text("to") ?? "latest").ndjson"
-                return Response(
-                    status: .ok,
-                    headers: [.contentType: "application/x-ndjson", .contentDisposition: "attachment; filename=\"\(name)\""],
-                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
-                )
-            } catch let error as UIError {
-                return Self.errorResponse(error)
-            }
+            let bytes = try await api.export(query)
+            let name = "reel-\(query.text("from") ?? "1")-\(query.text("to") ?? "latest").ndjson"
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/x-ndjson", .contentDisposition: "attachment; filename=\"\(name)\""],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+            )
         }
     }
 
@@ -149,26 +137,6 @@ public struct TimeTravelServer: Sendable {
         let bytes = Array(buffer.readableBytesView)
         guard let value = try? JSONValue(parsing: bytes) else { return .null }
         return value
-    }
-
-    private static func json(_ body: () async throws(UIError) -> JSONValue) async throws -> Response {
-        do {
-            return jsonResponse(.ok, try await body())
-        } catch {
-            return errorResponse(error)
-        }
-    }
-
-    static func errorResponse(_ error: UIError) -> Response {
-        jsonResponse(HTTPResponse.Status(code: error.status), error.jsonValue)
-    }
-
-    private static func jsonResponse(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.serialized()))
-        )
     }
 }
 

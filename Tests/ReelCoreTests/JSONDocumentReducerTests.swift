@@ -2,7 +2,7 @@ import ReelCore
 import ReelJSON
 import Testing
 
-/// The stock reducer of SPEC.md, action by action, including every refusal leaving the state as it was.
+/// The stock reducer (docs/REFERENCE.md), action by action, including every refusal leaving the state as it was.
 struct JSONDocumentReducerTests {
     let reducer = JSONDocumentReducer()
 

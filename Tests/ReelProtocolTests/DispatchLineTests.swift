@@ -9,7 +9,7 @@ struct DispatchLineTests {
     /// What the general path makes of a line, when it is a dispatch.
     static func general(_ line: String) -> (id: RPCID, params: DispatchParams)? {
         guard case .success(let request) = RPCRequest.parse(line), let id = request.id,
-            case .dispatch(let params)? = try? RPCCall(request)
+            let params = (try? RPCCall(request))?.params(as: Method.Dispatch.self)
         else { return nil }
         return (id, params)
     }

@@ -27,10 +27,10 @@ struct GoldenFrameTests {
 
     @Test func hello() {
         let result = ServerHello(
-            version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "json-document", version: "1"))
+            version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "reel.json", version: "1"))
         expectFrame(
             RPCSuccess(id: 1, result: result).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest"],"protocol":1,"reducer":{"name":"json-document","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 
@@ -137,7 +137,7 @@ struct GoldenFrameTests {
         return stats
     }
 
-    // MARK: Maintenance methods (additions to SPEC)
+    // MARK: Maintenance methods (additions to protocol 1's first methods)
 
     static let checkpointTime = Timestamp(nanosecondsSince1970: 1_795_273_445_000_000_001)
 
@@ -206,9 +206,20 @@ struct GoldenFrameTests {
             #"{"jsonrpc":"2.0","id":15,"result":{"seq":2,"sha256":"d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35"}}"#)
         // Its params are those of `get`, read as strictly.
         let params = DigestParams(path: try JSONPointer("/n"), at: 2)
-        #expect(try RPCCall(method: "digest", params: params.jsonValue) == .digest(params))
+        #expect(try RPCCall(method: "digest", params: params.jsonValue) == RPCCall(Method.Digest.self, params))
         #expect(throws: RPCError.self) { try RPCCall(method: "digest", params: ["at": "2"]) }
         #expect(throws: RPCError.self) { try RPCCall(method: "digest", params: ["value": 1]) }
+    }
+
+    @Test func describe() throws {
+        let description = StoreDescription(reducer: ReducerIdentity(name: "reel.json", version: "1"), actions: [
+            ActionDescription(type: "remove", schema: ["type": "object", "required": ["path"]], example: ["path": "/a"])
+        ])
+        expectFrame(
+            RPCSuccess(id: 16, result: description).encodedLine(),
+            #"{"jsonrpc":"2.0","id":16,"result":{"actions":[{"example":{"path":"/a"},"schema":{"required":["path"],"type":"object"},"type":"remove","version":1}],"reducer":{"name":"reel.json","version":"1"}}}"#)
+        #expect(try RPCCall(method: "describe", params: nil) == RPCCall(Method.Describe.self, DescribeParams()))
+        #expect(throws: RPCError.self) { try RPCCall(method: "describe", params: ["type": "set"]) }
     }
 
     /// Every result reads back to itself from the bytes the server writes: the two ends share
@@ -239,9 +250,12 @@ struct GoldenFrameTests {
         try roundTrip(BisectOutcome(seq: nil, through: 3, probes: 1))
         try roundTrip(DigestResult(seq: 1, sha256: "00"))
         try roundTrip(ScanOutcome(actions: 1, checkpoints: 0, idempotencyKeys: 0, damaged: [.init(what: "log", seq: nil, key: nil, reason: "gap")]))
+        try roundTrip(StoreDescription(reducer: ReducerIdentity(name: "n", version: "1"), actions: [
+            ActionDescription(type: "t", version: 2, schema: ["type": "object"], example: ["a": 1]), .undescribed("u"),
+        ]))
     }
 
-    /// A result missing what SPEC promises is refused by name, not read as a zero.
+    /// A result missing what the protocol promises is refused by name, not read as a zero.
     @Test func aResultWithoutAPromisedMemberIsRefused() {
         #expect(throws: RPCError.self) { try DispatchOutcome(result: ["duplicate": true]) }
         #expect(throws: RPCError.self) { try Snapshot<JSONValue>(result: ["seq": 1]) }
@@ -305,7 +319,7 @@ struct GoldenFrameTests {
     @Test func methodNotFoundListsTheMethods() {
         expectFrame(
             RPCResponse(id: 1, error: .methodNotFound("dispach")).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest"}}"#)
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest, describe"}}"#)
     }
 
     @Test func shuttingDown() {

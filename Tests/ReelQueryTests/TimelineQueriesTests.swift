@@ -37,11 +37,14 @@ import Testing
         try await waitUntil("the checkpoints and actions in LMDB") {
             (try? queries.checkpoints().checkpoints.count) == 2 && (try? queries.scan().actions) == 5
         }
+        // Where they fall depends on the encoder: one asked for while another is being encoded is
+        // asked for again at the next dispatch (at 4, or at 5 on a busy machine).
         let checkpoints = try queries.checkpoints()
-        #expect(checkpoints.checkpoints.map(\.seq) == [2, 4])
+        let seqs = checkpoints.checkpoints.map(\.seq)
+        #expect(seqs.first == 2 && (seqs.last == 4 || seqs.last == 5), "\(seqs)")
         #expect(checkpoints.reducer == store.definition.identity)
         let verify = try queries.verify(VerifyParams())
-        #expect(verify.matched == [2, 4])
+        #expect(verify.matched == seqs)
         #expect(verify.through == 5)
         #expect(verify.mismatch == nil)
         let scan = try queries.scan()
@@ -50,7 +53,7 @@ import Testing
         let stats = try queries.stats()
         #expect(stats.seq == 5)
         #expect(stats.checkpoints == 2)
-        #expect(stats.lastCheckpointSeq == 4)
+        #expect(stats.lastCheckpointSeq == seqs.last)
         #expect(stats.reducer == "reel.json@1")
         #expect(stats.commits == nil)  // a daemon's counter, not the directory's
 

@@ -7,7 +7,7 @@ import ReelStore
 import ReelTestSupport
 import Testing
 
-/// Every stateless method of SPEC.md against a real store, as the server will call it.
+/// Every stateless method of the protocol against a real store, as the server will call it.
 @Suite(.timeLimit(.minutes(1))) struct MethodHandlerTests {
     static let me = Peer(uid: 1000, gid: 1000, pid: 42)
 
@@ -51,6 +51,20 @@ import Testing
             #expect(hello["seq"] == 0)
             #expect(hello["reducer"] == ["name": "reel.json", "version": "1"])
             #expect(hello["capabilities"]?.arrayValue?.contains("dispatch.batch") == true)
+        }
+    }
+
+    /// The one list of methods: each is answered by a connection or the query layer, so a server
+    /// starts; `describe` through the handler as any read.
+    @Test func everyMethodIsAnsweredAndDescribeTellsTheActionTypes() async throws {
+        #expect(MethodHandler<JSONValue>.unansweredMethods.isEmpty)
+        try await withHandler { handler throws in
+            let described = try await result(handler, "describe")
+            #expect(described["reducer"] == ["name": "reel.json", "version": "1"])
+            #expect(described["actions"]?.arrayValue?.map { $0["type"] } == ["append", "increment", "merge", "patch", "remove", "set", "@revert"])
+            #expect(throws: RPCError.self) { try RPCCall(method: "describe", params: ["verbose": true]) }
+            let hello = try await result(handler, "hello")
+            #expect(hello["capabilities"]?.arrayValue?.contains("describe") == true)
         }
     }
 

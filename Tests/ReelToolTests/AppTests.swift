@@ -60,6 +60,17 @@ import Testing
         #expect(stockHelp.output.contains("bisect"))
     }
 
+    @Test func dispatchHelpListsTheProgramsActionTypesAndTheirShapes() async throws {
+        let stock = try await runProgram("reel", ["dispatch", "--help"])
+        #expect(stock.status == 0)
+        for line in ["  increment {path: JSON Pointer, by?: number}", "  set {path: JSON Pointer, value: any JSON}", "  @revert {to: integer}"] {
+            #expect(stock.output.contains(line), "no '\(line)' in \(stock.output)")
+        }
+        let rpg = try await runProgram("reel-rpg", ["dispatch", "--help"])
+        #expect(rpg.output.contains("  rpg/attackEnemy {enemyId: string, damage?: integer}"), "\(rpg.output)")
+        #expect(rpg.output.contains("The enemy loses the character's attack in HP."), "\(rpg.output)")
+    }
+
     @Test func theToolsDefaultSocketIsTheDaemons() {
         #expect(DaemonConfiguration().socketPath == ReelTool.defaultSocketPath)
     }

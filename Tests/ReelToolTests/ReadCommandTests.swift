@@ -31,6 +31,26 @@ import Testing
         #expect(beyond.errors.contains("error 1006"), "\(beyond.errors)")
     }
 
+    @Test(arguments: Access.allCases) func describeShowsEachActionTypeWithItsShapeAndExample(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        let json = await story.run(access, ["describe", "--json"])
+        #expect(json.status == 0, "\(json.errors)")
+        let result = try #require(try json.jsonLines.first)
+        #expect(result["reducer"] == ["name": "reel.json", "version": "1"])
+        let actions = try #require(result["actions"]?.arrayValue)
+        #expect(actions.map { $0["type"] } == ["append", "increment", "merge", "patch", "remove", "set", "@revert"])
+        let set = try #require(actions.first { $0["type"] == "set" })
+        #expect(set["version"] == 1)
+        #expect(set["schema"]?["required"] == ["path", "value"])
+        #expect(set["example"] == ["path": "/user/name", "value": "Grace"])
+        let text = await story.run(access, ["describe"])
+        #expect(text.status == 0, "\(text.errors)")
+        #expect(text.output.hasPrefix("reducer reel.json@1\n"), "\(text.output)")
+        #expect(text.output.contains("  payload: {path: JSON Pointer, value: any JSON}"), "\(text.output)")
+        #expect(text.output.contains(#"  example: reel dispatch set '{"path":"/user/name","value":"Grace"}'"#), "\(text.output)")
+        #expect(text.output.contains("  payload: {path: JSON Pointer, by?: number}"), "\(text.output)")
+    }
+
     @Test(arguments: Access.allCases) func logListsActionsAsATableOrJSONLines(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let table = await story.run(access, ["log", "--from", "2", "--limit", "3"])

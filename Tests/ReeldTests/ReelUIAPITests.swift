@@ -86,6 +86,19 @@ import Testing
         let info = try page.json("/api/info")
         #expect(info["live"] == true && info["seq"] == 4 && info["reducer"] == "reel.json@1" && info["canDispatch"] == true)
 
+        // What each action type takes, for the dispatch form: as `reel describe` says.
+        let describedCall = try page.post("/api/call/describe", [:])
+        #expect(describedCall.status == 200)
+        let described = describedCall.json
+        #expect(described == (try await Self.reelJSON(["describe"] + socket)))
+        // Any read method by name, with the protocol's own errors; nothing that writes.
+        #expect(try page.post("/api/call/get", ["path": "/character/hp", "at": 2]).json == ["seq": 2, "value": 6])
+        #expect(try page.post("/api/call/get", ["at": 99]).status == 404)
+        #expect(try page.post("/api/call/get", ["at": "two"]).status == 400)
+        #expect(try page.post("/api/call/dispatch", ["action": ["type": "set"]]).status == 404)
+        #expect(try page.post("/api/call/nosuch", [:]).status == 404)
+        #expect(described["actions"]?.arrayValue?.map { $0["type"] } == ["append", "increment", "merge", "patch", "remove", "set", "@revert"])
+
         // State at a seq, what an action changed, a diff, what-if, bisect: as the commands say.
         let state = try page.json("/api/state?at=2")
         #expect(state["value"] == (try await Self.reelJSON(["get", "--at", "2"] + socket))["value"])
@@ -136,6 +149,7 @@ import Testing
         #expect(offlineInfo["live"] == false && offlineInfo["seq"] == 6 && offlineInfo["canDispatch"] == false)
         #expect(try offline.json("/api/state?at=2")["value"] == state["value"])
         #expect(try offline.json("/api/show?seq=4")["patch"] == shown["patch"])
+        #expect(try offline.post("/api/call/describe", [:]).json == described)
         let refused = try offline.post("/api/dispatch", ["type": "set", "payload": ["path": "/x", "value": 1]])
         #expect(refused.status == 403)
         try await offline.stop()

@@ -30,10 +30,11 @@ import Testing
         ("bisect", ["condition": "/refused == true"]),
         ("scan", nil),
         ("digest", ["path": "/refused"]),
+        ("describe", nil),
     ]
 
     @Test func theListHasEveryMethod() {
-        #expect(Set(Self.everyMethod.map(\.method)) == Set(MethodName.allCases.map(\.rawValue)))
+        #expect(Set(Self.everyMethod.map(\.method)) == Set(Method.all.map { $0.name.rawValue }))
     }
 
     static func lines(_ requests: [(method: String, params: JSONValue?)]) -> String {

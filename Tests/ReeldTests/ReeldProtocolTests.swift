@@ -3,7 +3,7 @@ import ReelJSON
 import ReelTestSupport
 import Testing
 
-/// Every method and error code of SPEC.md against the real `reeld` executable.
+/// Every method and error code of the protocol against the real `reeld` executable.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldProtocolTests {
     @Test func everyMethodAndErrorCode() async throws {
         let dir = try TemporaryDirectory()

@@ -94,7 +94,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let parsed = RPCRequest.parse(input)
         if let fast = DispatchLine.read(input) {
             // The fast read of a plain dispatch must read what the general path reads.
-            guard case .success(let request) = parsed, case .dispatch(let params)? = try? RPCCall(request) else {
+            guard case .success(let request) = parsed, let params = (try? RPCCall(request))?.params(as: Method.Dispatch.self) else {
                 fatalError("fuzz invariant broken: the fast path read a dispatch the general path refuses")
             }
             require(request.id == fast.id && params == fast.params, "the fast path read \(fast) where the general path read \(request)")

@@ -69,7 +69,7 @@ extension ReelBench {
             var latencies: [Duration] = []
             latencies.reserveCapacity(count)
             for i in 0..<count {
-                let request = RPCCall.dispatch(DispatchParams(action: patchAction(client * count + i))).request(id: .int(Int64(i)))
+                let request = RPCCall(Method.Dispatch.self, DispatchParams(action: patchAction(client * count + i))).request(id: .int(Int64(i)))
                 let start = clock.now
                 try await outbound.write(ByteBuffer(bytes: request.encodedLine()))
                 guard try await responses.next() != nil else { break }

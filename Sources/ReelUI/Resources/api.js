@@ -2,7 +2,8 @@
  * reel ui — access to the JSON API and the status line.
  *
  * The API (described in the docs): GET /api/info, /api/history, /api/search, /api/actions,
- * /api/state, /api/show, /api/diff; POST /api/whatif, /api/bisect, /api/dispatch, /api/revert;
+ * /api/state, /api/show, /api/diff; POST /api/call/METHOD (any read method of the protocol),
+ * /api/whatif, /api/bisect, /api/dispatch, /api/revert;
  * GET /api/export; WS /api/live.
  */
 

@@ -26,7 +26,7 @@ import { updateLog, scheduleRender, scheduleFetch, scrollToEnd, scheduleSearch }
 import { setCurrent, step, moveSelection, applyLatest, isSlider, wireTravelControls } from './travel.js';
 import { loadState } from './tree.js';
 import {
-  markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, submitDispatch,
+  markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, submitDispatch, loadActionTypes, showActionHelp,
   openRevert, cancelRevert, closeRevertDialog, doRevert, touchExport, doExport,
 } from './panels.js';
 import { connectLive } from './live.js';
@@ -49,6 +49,7 @@ const bisectForm = $('bisect-form');
 const dispatchSection = $('dispatch');
 const dispatchForm = $('dispatch-form');
 const dispatchPayload = $('dispatch-payload');
+const dispatchType = $('dispatch-type');
 const exportFrom = $('export-from');
 const exportTo = $('export-to');
 const exportButton = $('export-button');
@@ -152,6 +153,7 @@ function wire() {
   whatifClear.addEventListener('click', () => { S.skipped.clear(); updateSkipped(); });
   bisectForm.addEventListener('submit', (event) => { event.preventDefault(); void runBisect(); });
   dispatchForm.addEventListener('submit', (event) => { event.preventDefault(); void submitDispatch(); });
+  dispatchType.addEventListener('input', showActionHelp);
   dispatchPayload.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
@@ -184,6 +186,7 @@ async function loadInfo(attempt) {
     badgeEl.classList.toggle('live', Boolean(info.live));
     badgeEl.classList.toggle('offline', !info.live);
     dispatchSection.hidden = !(info.live && info.canDispatch);
+    if (info.live && info.canDispatch) void loadActionTypes();
     revertButton.hidden = !(info.live && info.canRevert);
     if (attempt > 0) setStatus('', false);
     S.latest = Number.isFinite(info.seq) ? info.seq : 0;

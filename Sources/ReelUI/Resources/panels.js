@@ -30,6 +30,8 @@ const dispatchSection = $('dispatch');
 const dispatchType = $('dispatch-type');
 const dispatchPayload = $('dispatch-payload');
 const dispatchResult = $('dispatch-result');
+const dispatchTypes = $('dispatch-types');
+const dispatchHelp = $('dispatch-help');
 const exportFrom = $('export-from');
 const exportTo = $('export-to');
 const exportButton = $('export-button');
@@ -203,6 +205,36 @@ export async function runBisect() {
 }
 
 // --- Dispatch and revert (a live daemon only) ---
+
+/** The store's action types (`describe`): offered in the type field, each with its example. */
+const described = new Map();
+
+export async function loadActionTypes() {
+  try {
+    const data = await api('/api/call/describe', null, {});
+    described.clear();
+    dispatchTypes.replaceChildren();
+    for (const action of data.actions || []) {
+      if (typeof action.type !== 'string' || action.type.startsWith('@')) continue;
+      described.set(action.type, action);
+      const option = document.createElement('option');
+      option.value = action.type;
+      if (action.schema && typeof action.schema.description === 'string') option.label = action.schema.description;
+      dispatchTypes.appendChild(option);
+    }
+    showActionHelp();
+  } catch (err) {
+    dispatchHelp.textContent = `The action types could not be read: ${errMessage(err)}`;
+  }
+}
+
+/** The chosen type's description, and its example payload as the payload field's placeholder. */
+export function showActionHelp() {
+  const action = described.get(dispatchType.value.trim());
+  dispatchHelp.textContent = action && action.schema && typeof action.schema.description === 'string' ? action.schema.description : '';
+  const example = action && action.example !== null && action.example !== undefined ? JSON.stringify(action.example) : '';
+  dispatchPayload.placeholder = example ? `e.g. ${example}` : '{"path": "/a", "value": 1}';
+}
 
 function showDispatchResult(message, isError) {
   dispatchResult.textContent = message;

@@ -193,6 +193,12 @@ def live_checks(driver, bin_dir, socket, url, shots):
 
     # A dispatch from the page's form, then a revert after its confirmation.
     driver.find_element(By.ID, "dispatch-type").send_keys("set")
+    # The form knows the store's types (`describe`): what `set` does, and its example as a hint.
+    wait(driver, "set's description", lambda d: "Puts value at path" in d.find_element(By.ID, "dispatch-help").text)
+    hint = driver.find_element(By.ID, "dispatch-payload").get_attribute("placeholder")
+    check(hint == 'e.g. {"path":"/user/name","value":"Grace"}', "the payload's hint is %r, not set's example" % hint)
+    options = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#dispatch-types option")]
+    check(options == ["append", "increment", "merge", "patch", "remove", "set"], "the type field offers %r" % options)
     driver.find_element(By.ID, "dispatch-payload").send_keys('{"path":"/quest","value":"dragon"}')
     driver.find_element(By.ID, "dispatch-submit").click()
     formed = new_seq + 1

@@ -1,0 +1,85 @@
+import ReelCore
+import ReelJSON
+
+// `describe`: what the store's reducer is and what each action type accepts, so a client, the
+// page's dispatch form or a person at `reel describe` can write a payload without reading the
+// reducer's code.
+
+extension Method {
+    public enum Describe: ProtocolMethod {
+        public typealias Params = DescribeParams
+        public typealias Result = StoreDescription
+        public static let name: MethodName = "describe"
+        public static let permission = Permission.read
+    }
+}
+
+/// The params of `describe`: none, `{}`.
+public struct DescribeParams: MethodParams {
+    public init() {}
+
+    /// - Throws: -32602 for any member, or positional params.
+    public init(params: JSONValue?) throws(RPCError) {
+        _ = try ParamsReader(params, method: Method.Describe.name, allowed: [])
+    }
+
+    public var jsonValue: JSONValue { .object([:]) }
+}
+
+/// The `describe` result: `{reducer: {name, version}, actions: [{type, version, schema, example}]}`,
+/// the reducers' action types sorted by type, then the store's own (`@revert`).
+public struct StoreDescription: MethodResult, Equatable {
+    public var reducer: ReducerIdentity
+    public var actions: [ActionDescription]
+
+    public init(reducer: ReducerIdentity, actions: [ActionDescription]) {
+        self.reducer = reducer
+        self.actions = actions
+    }
+
+    /// The description of one action type, `nil` when the store has no such type.
+    public func action(_ type: String) -> ActionDescription? {
+        actions.first { $0.type == type }
+    }
+
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("actions", actions)
+            members.add("reducer", writing: reducer.writeJSON)
+        }
+    }
+
+    public init(result: JSONValue) throws(RPCError) {
+        let members = try ResultReader(result, "a describe result")
+        var actions: [ActionDescription] = []
+        for element in try members.array("actions") {
+            actions.append(try ActionDescription(wire: element))
+        }
+        self.init(
+            reducer: try ReducerIdentity(wire: try members.value("reducer"), "a describe result's reducer"), actions: actions
+        )
+    }
+}
+
+extension ActionDescription: JSONWritable {
+    /// `{example, schema, type, version}`, members in canonical order.
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { members in
+            members.add("example", example)
+            members.add("schema", schema)
+            members.add("type", type)
+            members.add("version", Int64(version))
+        }
+    }
+
+    init(wire: JSONValue) throws(RPCError) {
+        let members = try ResultReader(wire, "an action of a describe result")
+        guard let version = Int(exactly: try members.int("version")) else {
+            throw .invalidRequest("an action of a describe result needs version (an integer)")
+        }
+        self.init(
+            type: try members.string("type"), version: version, schema: try members.value("schema"),
+            example: try members.value("example")
+        )
+    }
+}
