@@ -150,7 +150,10 @@ let package = Package(
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics", "ReelServer", "ReelPostgresLog",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -183,18 +186,12 @@ let package = Package(
         .target(
             name: "ReelApp",
             dependencies: [
-                "ReelTool", "ReelDaemon", "ReelServer", "ReelStore", "ReelStorage", "ReelCore", "ReelMetrics", "ReelProtocol",
-                "ReelPostgresLog",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
+                "ReelTool", "ReelDaemon", "ReelStore", "ReelStorage", "ReelCore",
             ]
         ),
         // jemalloc (Debian's libjemalloc-dev, as Redis uses it) replaces glibc's malloc in the
         // daemon: 7% less CPU per dispatch at 50 clients, 4-6% more dispatches (BENCHMARKS.md).
-        .executableTarget(name: "reeld", dependencies: ["ReelApp", "ReelStore", "ReelStorage"], linkerSettings: [.linkedLibrary("jemalloc")]),
+        .executableTarget(name: "reeld", dependencies: ["ReelDaemon", "ReelStore", "ReelStorage"], linkerSettings: [.linkedLibrary("jemalloc")]),
         .executableTarget(name: "reel", dependencies: ["ReelTool", "ReelStore", "ReelStorage"]),
         // The seeds of ReelExamples as runnable stores: `swift run reel-rpg serve`, `swift run reel-rpg get`.
         .executableTarget(name: "reel-rpg", dependencies: ["ReelApp", "ReelExamples"]),

@@ -5,6 +5,7 @@ import Foundation
 import ReelCore
 import ReelStorage
 import ReelStore
+import ReelDaemon
 import ReelTool
 
 /// One call that gives an app built on Reel its daemon and every `reel` command, for its own

@@ -30,133 +30,47 @@ struct DaemonCommandLine: ParsableCommand {
         version: ReelRelease.versionLine(program: "reeld")
     )
 
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp("The data directory (default: \(Defaults.dataDirectory)).", valueName: "path"))
-    var dataDir: String?
-
-    @Option(name: .customLong("socket"), help: ArgumentHelp("The Unix socket (default: <data-dir>/\(Defaults.socketName)).", valueName: "path"))
-    var socket: String?
-
-    @Option(name: .customLong("config"), help: ArgumentHelp("A config file, YAML or JSON (default: none).", valueName: "file"))
-    var config: String?
-
-    @Option(
-        name: .customLong("checkpoint-every"),
-        help: ArgumentHelp("Write a checkpoint every N actions; 0: only at shutdown (default: \(Defaults.checkpointEvery)).", valueName: "n")
-    )
-    var checkpointEvery: String?
-
-    @Option(
-        name: .customLong("checkpoint-every-bytes"),
-        help: ArgumentHelp(
-            "Also write a checkpoint once the actions since the last one take this much of the log, such as 4MiB; 0: count actions only (default: \(SettingValueParsers.formatBytes(Defaults.checkpointEveryBytes))).",
-            valueName: "size"
-        )
-    )
-    var checkpointEveryBytes: String?
-
-    @Option(
-        name: .customLong("log-level"),
-        help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default: \(Defaults.logLevel)).", valueName: "level")
-    )
-    var logLevel: String?
-
-    @Option(
-        name: .customLong("socket-mode"),
-        help: ArgumentHelp("Octal mode of the socket, never world-writable (default: 0600, or 0660 with --socket-group).", valueName: "mode")
-    )
-    var socketMode: String?
-
-    @Option(
-        name: .customLong("socket-group"),
-        help: ArgumentHelp("Share the socket with this group: directory 0750, socket 0660 (default: none).", valueName: "group")
-    )
-    var socketGroup: String?
-
-    @Option(
-        name: .customLong("max-line-bytes"),
-        help: ArgumentHelp("The longest request line, such as 1048576 or 1MiB (default: \(SettingValueParsers.formatBytes(Defaults.maxLineBytes))).", valueName: "size")
-    )
-    var maxLineBytes: String?
-
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections at once (default: \(Defaults.maxConnections)).", valueName: "n"))
-    var maxConnections: String?
-
-    @Option(
-        name: .customLong("event-loops"),
-        help: ArgumentHelp("Threads that serve the connections, or 0 for one per core (default: 0).", valueName: "n")
-    )
-    var eventLoops: String?
-
-    @Option(
-        name: .customLong("max-subscriptions"),
-        help: ArgumentHelp("Subscriptions per connection (default: \(Defaults.maxSubscriptionsPerConnection)).", valueName: "n")
-    )
-    var maxSubscriptions: String?
-
-    @Option(
-        name: .customLong("idle-timeout"),
-        help: ArgumentHelp("Close a connection stalled this long in the middle of a line (default: \(Defaults.idleTimeout.components.seconds)).", valueName: "seconds")
-    )
-    var idleTimeout: String?
-
-    @Option(
-        name: .customLong("max-map-size"),
-        help: ArgumentHelp("The LMDB map grows by itself up to this size (default: \(SettingValueParsers.formatBytes(Defaults.maxMapSize))).", valueName: "size")
-    )
-    var maxMapSize: String?
-
-    @Option(
-        name: .customLong("allow-read"),
-        help: ArgumentHelp("Who may read and subscribe (default: \(Defaults.allowList)).", valueName: "list")
-    )
-    var allowRead: [String] = []
-
-    @Option(name: .customLong("allow-dispatch"), help: ArgumentHelp("Who may dispatch (default: \(Defaults.allowList)).", valueName: "list"))
-    var allowDispatch: [String] = []
-
-    @Option(name: .customLong("allow-admin"), help: ArgumentHelp("Who may use admin methods such as stats (default: \(Defaults.allowList)).", valueName: "list"))
-    var allowAdmin: [String] = []
-
-    @Option(
-        name: .customLong("metrics"),
-        help: ArgumentHelp(
-            "Serve Prometheus metrics at /metrics on HOST:PORT (such as 127.0.0.1:9464) or unix:PATH (default: off).",
-            valueName: "address"
-        )
-    )
-    var metrics: String?
-
-    @Option(
-        name: .customLong("shared-log"),
-        help: ArgumentHelp(
-            "Keep the log's order in PostgreSQL (postgres://user@host/db), shared by every reeld given the same URL; this data directory becomes a full local copy (default: off).",
-            valueName: "url"
-        )
-    )
-    var sharedLog: String?
+    // One option per setting of `Setting.table`, its name and help taken from there; `values`
+    // finds them by name (a test checks that every setting has its option and no other exists).
+    @Option(name: .customLong(Setting.dataDir.name), help: Setting.dataDir.argumentHelp) var dataDir: String?
+    @Option(name: .customLong(Setting.socket.name), help: Setting.socket.argumentHelp) var socket: String?
+    @Option(name: .customLong(Setting.config.name), help: Setting.config.argumentHelp) var config: String?
+    @Option(name: .customLong(Setting.checkpointEvery.name), help: Setting.checkpointEvery.argumentHelp) var checkpointEvery: String?
+    @Option(name: .customLong(Setting.checkpointEveryBytes.name), help: Setting.checkpointEveryBytes.argumentHelp) var checkpointEveryBytes: String?
+    @Option(name: .customLong(Setting.logLevel.name), help: Setting.logLevel.argumentHelp) var logLevel: String?
+    @Option(name: .customLong(Setting.socketMode.name), help: Setting.socketMode.argumentHelp) var socketMode: String?
+    @Option(name: .customLong(Setting.socketGroup.name), help: Setting.socketGroup.argumentHelp) var socketGroup: String?
+    @Option(name: .customLong(Setting.maxLineBytes.name), help: Setting.maxLineBytes.argumentHelp) var maxLineBytes: String?
+    @Option(name: .customLong(Setting.maxConnections.name), help: Setting.maxConnections.argumentHelp) var maxConnections: String?
+    @Option(name: .customLong(Setting.eventLoops.name), help: Setting.eventLoops.argumentHelp) var eventLoops: String?
+    @Option(name: .customLong(Setting.maxSubscriptions.name), help: Setting.maxSubscriptions.argumentHelp) var maxSubscriptions: String?
+    @Option(name: .customLong(Setting.idleTimeout.name), help: Setting.idleTimeout.argumentHelp) var idleTimeout: String?
+    @Option(name: .customLong(Setting.maxMapSize.name), help: Setting.maxMapSize.argumentHelp) var maxMapSize: String?
+    @Option(name: .customLong(Setting.metrics.name), help: Setting.metrics.argumentHelp) var metrics: String?
+    @Option(name: .customLong(Setting.sharedLog.name), help: Setting.sharedLog.argumentHelp) var sharedLog: String?
+    @Option(name: .customLong(Setting.allowRead.name), help: Setting.allowRead.argumentHelp) var allowRead: [String] = []
+    @Option(name: .customLong(Setting.allowDispatch.name), help: Setting.allowDispatch.argumentHelp) var allowDispatch: [String] = []
+    @Option(name: .customLong(Setting.allowAdmin.name), help: Setting.allowAdmin.argumentHelp) var allowAdmin: [String] = []
 
     /// The settings given on the command line, as text. A repeated allow-list flag adds entries.
     var values: [Setting: String] {
         var values: [Setting: String] = [:]
-        values[.dataDir] = dataDir
-        values[.socket] = socket
-        values[.config] = config
-        values[.checkpointEvery] = checkpointEvery
-        values[.checkpointEveryBytes] = checkpointEveryBytes
-        values[.logLevel] = logLevel
-        values[.socketMode] = socketMode
-        values[.socketGroup] = socketGroup
-        values[.maxLineBytes] = maxLineBytes
-        values[.maxConnections] = maxConnections
-        values[.maxSubscriptions] = maxSubscriptions
-        values[.eventLoops] = eventLoops
-        values[.idleTimeout] = idleTimeout
-        values[.maxMapSize] = maxMapSize
-        values[.metrics] = metrics
-        values[.sharedLog] = sharedLog
-        if !allowRead.isEmpty { values[.allowRead] = allowRead.joined(separator: ",") }
-        if !allowDispatch.isEmpty { values[.allowDispatch] = allowDispatch.joined(separator: ",") }
-        if !allowAdmin.isEmpty { values[.allowAdmin] = allowAdmin.joined(separator: ",") }
+        for child in Mirror(reflecting: self).children {
+            guard let label = child.label, let setting = Setting(propertyName: label) else { continue }
+            switch child.value {
+            case let option as Option<String?>:
+                values[setting] = option.wrappedValue
+            case let option as Option<[String]>:
+                if !option.wrappedValue.isEmpty { values[setting] = option.wrappedValue.joined(separator: ",") }
+            default:
+                continue
+            }
+        }
         return values
+    }
+
+    /// The settings that have an option here, by the option's property name.
+    static var optionSettings: [Setting] {
+        Mirror(reflecting: DaemonCommandLine()).children.compactMap { $0.label.flatMap(Setting.init(propertyName:)) }
     }
 }

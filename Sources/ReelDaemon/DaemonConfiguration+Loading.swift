@@ -2,6 +2,7 @@ import ReelMetrics
 import ArgumentParser
 import Configuration
 import Logging
+import ReelServer
 import ReelStore
 
 #if canImport(Glibc)
@@ -23,10 +24,11 @@ extension DaemonConfiguration {
         public static let checkpointEvery: UInt64 = 10_000
         public static let checkpointEveryBytes = Int(StoreOptions.defaultCheckpointEveryBytes)
         public static let logLevel = Logger.Level.info
-        public static let maxLineBytes = 1 << 20
-        public static let maxConnections = 256
-        public static let maxSubscriptionsPerConnection = 64
-        public static let idleTimeout = Duration.seconds(30)
+        // The server's own defaults, written once (ReelServer's `ServerConfiguration.Limits`).
+        public static let maxLineBytes = ServerConfiguration.Limits().maxLineLength
+        public static let maxConnections = ServerConfiguration.Limits().maxConnections
+        public static let maxSubscriptionsPerConnection = ServerConfiguration.Limits().maxSubscriptionsPerConnection
+        public static let idleTimeout = Duration.nanoseconds(ServerConfiguration.Limits().midLineTimeout.nanoseconds)
         public static let maxMapSize = 1 << 40
         public static let allowList = "self,root"
     }
@@ -62,18 +64,18 @@ extension DaemonConfiguration {
             (EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "reel"), .environment),
         ])
         var configFile: String?
-        var loader = Loader(reader: reader, environment: environment, resolver: identityResolver)
+        var resolution = SettingResolution(reader: reader, environment: environment, resolver: identityResolver)
         if let (text, source) = try reader.text(.config) {
             let path = try parse(.config, text, source, SettingValueParsers.path)
             if let provider = try await ConfigFile.provider(path: path, source: source) {
-                loader = Loader(
+                resolution = SettingResolution(
                     reader: reader.appending(provider, .configFile(path: path)), environment: environment, resolver: identityResolver
                 )
             }
             configFile = path
-            loader.sources[Setting.config.name] = source
+            resolution.sources[Setting.config.name] = source
         }
-        return try loader.configuration(configFile: configFile)
+        return try resolution.configuration(configFile: configFile)
     }
 
     private static func parseCommandLine(_ arguments: [String]) throws(StartupError) -> DaemonCommandLine {
@@ -93,7 +95,7 @@ extension DaemonConfiguration {
     }
 
     /// Parses a setting's text, or throws the one-line error naming the setting and its source.
-    fileprivate static func parse<T>(
+    static func parse<T>(
         _ setting: Setting, _ text: String, _ source: SettingSource, _ parser: (String) -> Result<T, Expectation>
     ) throws(StartupError) -> T {
         switch parser(text) {
@@ -103,24 +105,39 @@ extension DaemonConfiguration {
         }
     }
 
-    fileprivate static func quoted(_ text: String) -> String {
+    static func quoted(_ text: String) -> String {
         let shown = text.count > 80 ? text.prefix(77) + "..." : Substring(text)
         return "'" + shown.replacingOccurrences(of: "\n", with: "\\n") + "'"
     }
 }
 
-/// Reads the settings one by one, remembering where each came from.
-private final class Loader {
+/// Reads the settings one by one into a configuration, remembering where each came from: what
+/// each ``SettingDeclaration`` of ``Setting/table`` resolves through.
+final class SettingResolution {
     let reader: SettingsReader
     let environment: [String: String]
     let resolver: IdentityResolver
     var sources: [String: SettingSource] = [:]
     let ownUID = UInt32(geteuid())
+    /// The configuration being built, every setting at its built-in default until resolved.
+    var configuration = DaemonConfiguration()
+    /// `--socket-group`, once resolved (the socket's mode defaults from it).
+    private var group: IdentityResolver.Group?
 
     init(reader: SettingsReader, environment: [String: String], resolver: IdentityResolver) {
         self.reader = reader
         self.environment = environment
         self.resolver = resolver
+    }
+
+    /// Resolves every setting of the table, in its order.
+    func configuration(configFile: String?) throws(StartupError) -> DaemonConfiguration {
+        configuration.configFile = configFile
+        for declaration in Setting.table {
+            try declaration.resolve(self)
+        }
+        configuration.sources = sources
+        return configuration
     }
 
     /// The setting's parsed value, or `fallback()` with its source when no provider has it.
@@ -147,14 +164,12 @@ private final class Loader {
         return String(first)
     }
 
-    func configuration(configFile: String?) throws(StartupError) -> DaemonConfiguration {
-        typealias Parse = SettingValueParsers
+    /// `--socket`: by default in `$RUNTIME_DIRECTORY` under systemd, else in the data directory;
+    /// no longer than a Unix socket's path may be.
+    func resolveSocketPath() throws(StartupError) {
         typealias Defaults = DaemonConfiguration.Defaults
-        let dataDirectory = try value(.dataDir, Parse.path) {
-            if let state = serviceDirectory("STATE_DIRECTORY") { return (state, .serviceManager("STATE_DIRECTORY")) }
-            return (Defaults.dataDirectory, .builtInDefault)
-        }
-        let socketPath = try value(.socket, Parse.path) {
+        let dataDirectory = configuration.dataDirectory
+        let socketPath = try value(.socket, SettingValueParsers.path) {
             if let runtime = serviceDirectory("RUNTIME_DIRECTORY") {
                 return (joined(runtime, Defaults.socketName), .serviceManager("RUNTIME_DIRECTORY"))
             }
@@ -168,40 +183,37 @@ private final class Loader {
                     + "a Unix socket path has at most \(socketPathLimit) bytes; choose a shorter --socket"
             )
         }
-        let checkpointEvery = try value(.checkpointEvery, { Parse.integer($0, in: 0...UInt64(Int64.max)) }, default: Defaults.checkpointEvery)
-        let checkpointEveryBytes = try value(.checkpointEveryBytes, { Parse.byteCount($0, in: 0...(1 << 40)) }, default: Defaults.checkpointEveryBytes)
-        let logLevel = try value(.logLevel, Parse.logLevel, default: Defaults.logLevel)
-        let group: IdentityResolver.Group? = try value(.socketGroup, { resolveGroup($0).map(Optional.some) }) { (nil, .builtInDefault) }
-        let permissions = try socketPermissions(group: group)
-        let maxLineBytes = try value(.maxLineBytes, { Parse.byteCount($0, in: 64...(1 << 30)) }, default: Defaults.maxLineBytes)
-        let maxConnections = try value(.maxConnections, { Parse.integer($0, in: 1...1_000_000) }, default: Defaults.maxConnections)
-        let maxSubscriptions = try value(
-            .maxSubscriptions, { Parse.integer($0, in: 0...1_000_000) }, default: Defaults.maxSubscriptionsPerConnection
-        )
-        let eventLoops = try value(.eventLoops, { Parse.integer($0, in: 0...1_024) }, default: 0)
-        let idleTimeout = try value(.idleTimeout, { Parse.seconds($0, in: 0.001...86_400) }, default: Defaults.idleTimeout)
-        let maxMapSize = try value(.maxMapSize, { Parse.byteCount($0, in: (1 << 20)...(1 << 50)) }, default: Defaults.maxMapSize)
-        let metrics = try value(.metrics, Parse.metricsAddress) { (nil, .builtInDefault) }
-        let sharedLog = try value(.sharedLog, Parse.sharedLogURL) { (nil, .builtInDefault) }
-        var allowed: [AccessPolicy.Operation: [AccessPolicy.Principal]] = [:]
-        for (operation, setting) in [(AccessPolicy.Operation.read, Setting.allowRead), (.dispatch, .allowDispatch), (.admin, .allowAdmin)] {
-            let ownUID = ownUID
-            let resolver = resolver
-            allowed[operation] = try value(setting, { text in
-                Result { () throws(AccessListError) in try AccessPolicy.parseList(text, ownUID: ownUID, resolver: resolver) }
-                    .mapError { Expectation("a list of uids, user names, self, @groups, * or none; \($0)") }
-            }) {
-                (try! AccessPolicy.parseList(Defaults.allowList, ownUID: ownUID, resolver: .rootOnly), .builtInDefault)
-            }
+        configuration.socketPath = socketPath
+    }
+
+    func resolveSocketGroup() throws(StartupError) {
+        group = try value(.socketGroup, { resolveGroup($0).map(Optional.some) }) { (nil, .builtInDefault) }
+        configuration.socketPermissions = SocketPermissions(socketMode: 0o600, groupID: group?.gid, groupName: group?.name)
+    }
+
+    /// Mode defaults to 0600, or 0660 with a group; a group with a mode that shuts it out is refused.
+    func resolveSocketMode() throws(StartupError) {
+        let group = self.group
+        let mode = try value(.socketMode, SettingValueParsers.socketMode) { (group == nil ? 0o600 : 0o660, .builtInDefault) }
+        if let group, mode & 0o060 == 0 {
+            throw StartupError(
+                .invalidSetting,
+                "socket-group \(group.name) from \(sources[Setting.socketGroup.name]!) needs a socket-mode that lets the group "
+                    + "connect, such as 0660, but socket-mode is \(octal(mode)) from \(sources[Setting.socketMode.name]!)"
+            )
         }
-        return DaemonConfiguration(
-            dataDirectory: dataDirectory, socketPath: socketPath, configFile: configFile,
-            checkpointEvery: checkpointEvery, checkpointEveryBytes: checkpointEveryBytes, logLevel: logLevel, socketPermissions: permissions,
-            maxLineBytes: maxLineBytes, maxConnections: maxConnections, maxSubscriptionsPerConnection: maxSubscriptions,
-            eventLoops: eventLoops == 0 ? nil : eventLoops, idleTimeout: idleTimeout, maxMapSize: maxMapSize,
-            accessPolicy: AccessPolicy(allowed: allowed), metrics: metrics,
-            sharedLog: sharedLog, sources: sources
-        )
+        configuration.socketPermissions.socketMode = mode
+    }
+
+    func resolveAllowList(_ setting: Setting, _ operation: AccessPolicy.Operation) throws(StartupError) {
+        let ownUID = ownUID
+        let resolver = resolver
+        configuration.accessPolicy.allowed[operation] = try value(setting, { text in
+            Result { () throws(AccessListError) in try AccessPolicy.parseList(text, ownUID: ownUID, resolver: resolver) }
+                .mapError { Expectation("a list of uids, user names, self, @groups, * or none; \($0)") }
+        }) {
+            (try! AccessPolicy.parseList(DaemonConfiguration.Defaults.allowList, ownUID: ownUID, resolver: .rootOnly), .builtInDefault)
+        }
     }
 
     private func resolveGroup(_ text: String) -> Result<IdentityResolver.Group, Expectation> {
@@ -213,19 +225,6 @@ private final class Loader {
             return .failure(Expectation("the name or gid of an existing group"))
         }
         return .success(group)
-    }
-
-    /// Mode defaults to 0600, or 0660 with a group; a group with a mode that shuts it out is refused.
-    private func socketPermissions(group: IdentityResolver.Group?) throws(StartupError) -> SocketPermissions {
-        let mode = try value(.socketMode, SettingValueParsers.socketMode) { (group == nil ? 0o600 : 0o660, .builtInDefault) }
-        if let group, mode & 0o060 == 0 {
-            throw StartupError(
-                .invalidSetting,
-                "socket-group \(group.name) from \(sources[Setting.socketGroup.name]!) needs a socket-mode that lets the group "
-                    + "connect, such as 0660, but socket-mode is \(octal(mode)) from \(sources[Setting.socketMode.name]!)"
-            )
-        }
-        return SocketPermissions(socketMode: mode, groupID: group?.gid, groupName: group?.name)
     }
 
     private func joined(_ directory: String, _ name: String) -> String {

@@ -14,25 +14,9 @@ import ReelStore
 /// variables, a config file, then defaults. Build one with
 /// ``load(arguments:environment:identityResolver:)``.
 ///
-/// | flag | environment | default |
-/// | --- | --- | --- |
-/// | `--data-dir PATH` | `REEL_DATA_DIR` | `./reel-data`; `$STATE_DIRECTORY` under systemd |
-/// | `--socket PATH` | `REEL_SOCKET` | `<data-dir>/reel.sock`; `$RUNTIME_DIRECTORY/reel.sock` under systemd |
-/// | `--config FILE` | `REEL_CONFIG` | none |
-/// | `--checkpoint-every N` | `REEL_CHECKPOINT_EVERY` | 10000 actions (0: only at shutdown) |
-/// | `--checkpoint-every-bytes SIZE` | `REEL_CHECKPOINT_EVERY_BYTES` | 4 MiB of log (0: count actions only) |
-/// | `--log-level LEVEL` | `REEL_LOG_LEVEL` | `info` |
-/// | `--socket-mode MODE` | `REEL_SOCKET_MODE` | `0600`, or `0660` with a socket group |
-/// | `--socket-group GROUP` | `REEL_SOCKET_GROUP` | none |
-/// | `--max-line-bytes SIZE` | `REEL_MAX_LINE_BYTES` | 1 MiB |
-/// | `--max-connections N` | `REEL_MAX_CONNECTIONS` | 256 |
-/// | `--max-subscriptions N` | `REEL_MAX_SUBSCRIPTIONS` | 64 per connection |
-/// | `--idle-timeout SECONDS` | `REEL_IDLE_TIMEOUT` | 30 |
-/// | `--max-map-size SIZE` | `REEL_MAX_MAP_SIZE` | 1 TiB |
-/// | `--allow-read LIST` | `REEL_ALLOW_READ` | `self,root` |
-/// | `--allow-dispatch LIST` | `REEL_ALLOW_DISPATCH` | `self,root` |
-/// | `--allow-admin LIST` | `REEL_ALLOW_ADMIN` | `self,root` |
-/// | `--metrics ADDRESS` | `REEL_METRICS` | off (`HOST:PORT` or `unix:PATH`) |
+/// Each setting is declared once, in ``Setting/table``: its flag `--NAME`, environment variable
+/// `REEL_NAME` and config key `NAME`, its help and default, how it is read and how the start-up
+/// log line shows it. `reeld --help`, the man page and docs/REFERENCE.md list them.
 ///
 /// A config file (YAML, or JSON when its name ends in `.json`) uses the flag names as top-level
 /// keys: `data-dir: /var/lib/reel`. Keys it does not know are refused, so a typo never goes
@@ -145,31 +129,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// Every setting with its value and source, for one startup log line.
     public var loggingMetadata: Logger.Metadata {
-        func entry(_ setting: Setting, _ value: String) -> (String, Logger.MetadataValue) {
-            (setting.name, "\(value) (\(sources[setting.name] ?? .builtInDefault))")
-        }
-        let permissions = socketPermissions
-        return Logger.Metadata(uniqueKeysWithValues: [
-            entry(.dataDir, dataDirectory),
-            entry(.socket, socketPath),
-            entry(.config, configFile ?? "none"),
-            entry(.checkpointEvery, "\(checkpointEvery)"),
-            entry(.checkpointEveryBytes, SettingValueParsers.formatBytes(checkpointEveryBytes)),
-            entry(.logLevel, logLevel.rawValue),
-            entry(.socketMode, "0" + String(permissions.socketMode, radix: 8) + " (directory 0" + String(permissions.directoryMode, radix: 8) + ")"),
-            entry(.socketGroup, permissions.groupName ?? "none"),
-            entry(.maxLineBytes, SettingValueParsers.formatBytes(maxLineBytes)),
-            entry(.maxConnections, "\(maxConnections)"),
-            entry(.maxSubscriptions, "\(maxSubscriptionsPerConnection)"),
-            entry(.eventLoops, eventLoops.map { "\($0)" } ?? "one per core"),
-            entry(.idleTimeout, "\(idleTimeout)"),
-            entry(.maxMapSize, SettingValueParsers.formatBytes(maxMapSize)),
-            entry(.allowRead, principals(.read)),
-            entry(.allowDispatch, principals(.dispatch)),
-            entry(.allowAdmin, principals(.admin)),
-            entry(.metrics, metrics.map(\.description) ?? "off"),
-            entry(.sharedLog, redactedSharedLog ?? "off"),
-        ])
+        Logger.Metadata(uniqueKeysWithValues: Setting.declarations.map { declaration in
+            (declaration.setting.name, "\(declaration.show(self)) (\(sources[declaration.setting.name] ?? .builtInDefault))")
+        })
     }
 
     /// The shared log's URL with any password replaced by `***`, for logs.
@@ -177,7 +139,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         sharedLog.map { redactingPassword(inURL: $0) }
     }
 
-    private func principals(_ operation: AccessPolicy.Operation) -> String {
+    /// The allow list of `operation`, as the start-up log line shows it.
+    func principals(_ operation: AccessPolicy.Operation) -> String {
         let list = accessPolicy.allowed[operation, default: []]
         return list.isEmpty ? "none" : list.map(\.description).joined(separator: ",")
     }

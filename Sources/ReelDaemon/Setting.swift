@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 
 /// The settings of `reeld`. Each has one name, used as the flag (`--data-dir`), as the config
@@ -28,6 +29,21 @@ enum Setting: String, CaseIterable, Sendable {
     var flag: String { "--" + rawValue }
     var environmentVariable: String {
         "REEL_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// `--help`'s text for the option, from the setting's declaration.
+    var argumentHelp: ArgumentHelp {
+        let declaration = self.declaration
+        return ArgumentHelp(declaration.helpText, valueName: declaration.valueName)
+    }
+
+    /// The setting an option property stands for: `_dataDir` or `dataDir` is `data-dir`.
+    init?(propertyName: String) {
+        var name = ""
+        for character in propertyName.drop(while: { $0 == "_" }) {
+            if character.isUppercase { name += "-" + character.lowercased() } else { name.append(character) }
+        }
+        self.init(rawValue: name)
     }
 
     /// Settings a config file may carry: all but `config` itself.

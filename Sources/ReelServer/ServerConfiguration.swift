@@ -7,7 +7,7 @@ public struct ServerConfiguration: Sendable {
     /// Per-connection limits; each answers with its protocol error and closes only that connection.
     public struct Limits: Sendable {
         /// The longest request line, in bytes (default: 1 MiB, docs/REFERENCE.md).
-        public var maxLineLength = 1 << 20
+        public var maxLineLength = WireProtocol.defaultMaxLineLength
         /// A peer silent this long in the middle of a line is cut off.
         public var midLineTimeout: TimeAmount = .seconds(30)
         /// Connections open at once; one more is answered with 1008 and closed.

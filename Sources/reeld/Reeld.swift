@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ReelApp
+import ReelDaemon
 import ReelStorage
 import ReelStore
 

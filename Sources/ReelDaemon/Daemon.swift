@@ -1,0 +1,237 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ReelCore
+import ReelMetrics
+import ReelPostgresLog
+import ReelServer
+import ReelStore
+import ServiceLifecycle
+
+/// Runs the daemon for a store definition: the stock `reeld`, and the `serve` command of every
+/// app built with `ReelApp`.
+///
+/// Settings come from flags, `REEL_*` environment variables and a config file (see `reeld --help`
+/// and ops/reeld.example.yaml). It runs until SIGTERM or SIGINT, then stops accepting, answers
+/// what it has read, finishes in-flight commits, writes a checkpoint and returns 0. When it cannot
+/// start it prints one line saying why and returns a sysexits status.
+public enum Daemon {
+    /// Runs the daemon to its end and returns the process's exit status.
+    ///
+    /// - Parameters:
+    ///   - definition: The store's reducers, middleware and initial state.
+    ///   - arguments: The command line, starting with the program's name.
+    ///   - environment: The process environment (`REEL_*` settings, systemd's variables).
+    public static func run<State: StoreState>(
+        _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
+    ) async -> Int32 {
+        let name = URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent
+        do {
+            try await serve(definition, arguments: arguments, environment: environment)
+            return 0
+        } catch let error as StartupError {
+            if error.code == .helpRequested {
+                print(error.requestedOutput ?? DaemonConfiguration.helpText)
+                return 0
+            }
+            FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+            return error.code.exitStatus
+        } catch {
+            FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    /// The daemon's life, step by step; each step is a function of its own below.
+    private static func serve<State: StoreState>(
+        _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
+    ) async throws {
+        let configuration = try await DaemonConfiguration.load(arguments: arguments, environment: environment)
+        let logger = startLogging(configuration)
+        let activation = try adoptSystemdSocket(environment: environment, logger: logger)
+        // Order matters: the lock proves no other daemon uses this data; only then may a stale
+        // socket be judged and removed, and the store be opened.
+        let lock = try DataDirectoryLock.acquire(for: configuration)
+        defer { lock.release() }
+        let placement = SocketPlacement(configuration: configuration)
+        if activation == nil { _ = try placement.prepare() }
+        let metrics = configuration.metrics.map { _ in
+            DaemonMetrics(maxMapSize: configuration.maxMapSize, sharedLog: configuration.sharedLog != nil)
+        }
+        let notifier = SystemdNotifier(environment: environment)
+        let sharedLog = try configuration.sharedLog.map { url throws(StartupError) in try Self.openSharedLog(url, configuration: configuration, logger: logger) }
+        defer { sharedLog?.close() }
+        let storeService = try await openStore(
+            definition, configuration: configuration, metrics: metrics, sharedLog: sharedLog, notifier: notifier, logger: logger
+        )
+        // SwiftNIO's shared group (one loop per core) unless a count is set; a group of our own
+        // is shut down once the services have stopped.
+        let ownLoops = configuration.eventLoops.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
+        let socketServer = makeServer(
+            configuration, store: storeService.store, activation: activation, placement: placement, metrics: metrics,
+            notifier: notifier, eventLoops: ownLoops, logger: logger
+        )
+        let services = try await makeServices(
+            configuration, store: storeService, server: socketServer, metrics: metrics, notifier: notifier,
+            environment: environment, logger: logger
+        )
+        logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
+        defer { if activation == nil { placement.removeSocket() } }
+        do {
+            try await run(services, logger: logger)
+        } catch {
+            _ = notifier.stopping(status: "failed: \(error)")
+            try? await ownLoops?.shutdownGracefully()
+            throw error
+        }
+        try? await ownLoops?.shutdownGracefully()
+        _ = notifier.stopping()
+        logger.info("stopped")
+    }
+
+    /// Logs go to standard error at the configured level.
+    private static func startLogging(_ configuration: DaemonConfiguration) -> Logger {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = configuration.logLevel
+            return handler
+        }
+        return Logger(label: "reeld")
+    }
+
+    /// A socket passed by systemd (ops/reeld.socket) is served as it is: systemd made it, set its
+    /// mode and owns its file.
+    private static func adoptSystemdSocket(environment: [String: String], logger: Logger) throws(StartupError) -> SocketActivation? {
+        let activation = try SocketActivation.adopt(environment: environment)
+        if let activation {
+            logger.info("serving the socket systemd passed", metadata: ["socket": "\(activation.path)"])
+        }
+        return activation
+    }
+
+    /// Opens the store (replaying what its checkpoints do not cover) and, with a shared log,
+    /// makes first contact with it: a copy that disagrees with the log is refused here.
+    private static func openStore<State: StoreState>(
+        _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, metrics: DaemonMetrics?,
+        sharedLog: PostgresSharedLog?, notifier: SystemdNotifier, logger: Logger
+    ) async throws -> StoreService<State> {
+        var storeOptions = configuration.storeOptions
+        if let metrics { storeOptions.metrics = metrics.factory }
+        // A long replay at open (a new reducer version replays the whole log): say how far it got,
+        // and keep systemd's start timeout from running out while it progresses.
+        storeOptions.openProgress = { reached, latest in
+            notifier.notify(["STATUS=opening: replaying the log, seq \(reached) of \(latest)", "EXTEND_TIMEOUT_USEC=10000000"])
+        }
+        storeOptions.sharedLog = sharedLog
+        let storeService = try StoreService(configuration: configuration, definition: definition, options: storeOptions, logger: logger)
+        guard let status = await storeService.store.sharedLogFirstContact() else { return storeService }
+        if let refusal = status.refusal {
+            await storeService.store.close()
+            throw StartupError(.incompatibleData, refusal)
+        }
+        if status.reachable != true {
+            logger.warning("the shared log is unreachable at start: serving reads from this node's copy, refusing dispatches (1010) until it is back", metadata: ["sharedLog": "\(status.location)", "error": "\(status.lastError ?? "")"])
+        } else {
+            logger.info("following the shared log", metadata: ["sharedLog": "\(status.location)", "latest": "\(status.latestSeq)", "seq": "\(storeService.store.snapshot.seq)"])
+        }
+        return storeService
+    }
+
+    /// The socket server with the configured limits and access policy; systemd hears it is ready
+    /// once the socket is bound.
+    private static func makeServer<State: StoreState>(
+        _ configuration: DaemonConfiguration, store: Store<State>, activation: SocketActivation?, placement: SocketPlacement,
+        metrics: DaemonMetrics?, notifier: SystemdNotifier, eventLoops: MultiThreadedEventLoopGroup?, logger: Logger
+    ) -> ReelServer<State> {
+        var server = ServerConfiguration(socketPath: activation?.path ?? configuration.socketPath)
+        server.adoptedSocket = activation?.descriptor
+        server.limits.maxLineLength = configuration.maxLineBytes
+        server.limits.maxConnections = configuration.maxConnections
+        server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
+        server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
+        if let metrics { server.metrics = metrics.factory }
+        server.onBound = { path in
+            if activation == nil { try placement.applySocketPermissions(path: path) }
+            _ = notifier.ready(status: "serving \(path)")
+        }
+        let policy = configuration.accessPolicy
+        return ReelServer(
+            configuration: server, store: store,
+            authorize: { permission, peer in
+                let operation: AccessPolicy.Operation = switch permission {
+                case .read: .read
+                case .dispatch: .dispatch
+                case .admin: .admin
+                }
+                return policy.allows(operation, uid: peer.uid, gid: peer.gid)
+            },
+            eventLoopGroup: eventLoops ?? MultiThreadedEventLoopGroup.singleton,
+            logger: logger
+        )
+    }
+
+    /// The services, in start order: the store first (services stop in reverse order, so the
+    /// server drains its connections before the store closes), the server, systemd's watchdog,
+    /// and the metrics endpoint when one is configured.
+    private static func makeServices<State: StoreState>(
+        _ configuration: DaemonConfiguration, store storeService: StoreService<State>, server: ReelServer<State>,
+        metrics: DaemonMetrics?, notifier: SystemdNotifier, environment: [String: String], logger: Logger
+    ) async throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: storeService), .init(service: server)]
+        let store = storeService.store
+        let figures = server.figures
+        services.append(.init(service: SystemdWatchdog(
+            notifier: notifier, environment: environment, logger: logger,
+            probe: { await store.probeWriter() },
+            status: { Self.statusLine(seq: store.snapshot.seq, server: figures.snapshot()) }
+        )))
+        guard let metrics, let address = configuration.metrics else { return services }
+        do {
+            let endpoint = try await PrometheusEndpoint.listen(on: address, registry: metrics.registry, logger: logger) {
+                metrics.sample(store: store.statistics, usage: store.timeline.directory.mapUsage, server: figures.snapshot())
+            }
+            services.append(.init(service: endpoint))
+        } catch {
+            let source = configuration.sources["metrics"] ?? .builtInDefault
+            if let io = error as? IOError, io.errnoCode == EADDRINUSE {
+                throw StartupError(.socketInUse, "metrics \(address) from \(source) is in use by another process: choose another address")
+            }
+            throw StartupError(.invalidSetting, "metrics \(address) from \(source) cannot be served: \(error)")
+        }
+        return services
+    }
+
+    /// Runs the services until SIGTERM or SIGINT, then stops them in reverse order.
+    private static func run(_ services: [ServiceGroupConfiguration.ServiceConfiguration], logger: Logger) async throws {
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services,
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        // A peer that never reads could hold a connection's last write forever: after this long,
+        // the remaining services are cancelled (the store still closes and checkpoints when
+        // cancelled, see StoreService).
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        try await ServiceGroup(configuration: groupConfiguration).run()
+    }
+
+    private static func openSharedLog(_ url: String, configuration: DaemonConfiguration, logger: Logger) throws(StartupError) -> PostgresSharedLog {
+        do {
+            return try PostgresSharedLog(url: url, logger: logger)
+        } catch {
+            let source = configuration.sources["shared-log"] ?? .builtInDefault
+            throw StartupError(.invalidSetting, "shared-log from \(source): \(error.message)")
+        }
+    }
+
+    /// systemd's status line: `seq 42, 3 connections, 1 subscription`.
+    static func statusLine(seq: UInt64, server: ServerFigures.Snapshot) -> String {
+        func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+        let subscriptions = server.subscriptions.values.reduce(0, +)
+        return "seq \(seq), \(count(server.connections, "connection")), \(count(subscriptions, "subscription"))"
+    }
+}
