@@ -1,16 +1,20 @@
 import DequeModule
 
-/// What one connection has to send, in the order it must be sent, and when it is done: the rules
-/// of a connection's output as a plain value, without I/O or locks (``Outbox`` guards it), tested
-/// on their own.
+/// Everything that decides what one connection writes, closes or waits for, as a plain value
+/// without I/O or locks (``Outbox`` guards it and carries out the actions it returns), tested on
+/// its own.
 ///
 /// Requests of a connection run concurrently (a `dispatch` waits for its commit while a `get`
 /// needs nothing), but their answers go out in request order: each request takes a slot when it
-/// is read, fills it when done, and the writer sends the leading filled slots. Subscription
-/// updates are not queued at all: the writer computes them from the latest state when it has room
-/// to send, which is what keeps a slow subscriber's memory bounded and its updates coalesced. A
-/// subscription becomes active only once its `subscribe` answer is written, so no update overtakes
-/// the answer that announces it.
+/// is read, fills it when done, and the leading filled slots are written. Subscription updates are
+/// not queued at all: they are computed from the latest state when the socket has room, which is
+/// what keeps a slow subscriber's memory bounded and its updates coalesced. A subscription becomes
+/// active only once its `subscribe` answer is written, so no update overtakes the answer that
+/// announces it.
+///
+/// Who writes the answers (``AnswerDelivery``): the connection's event loop, in one task per
+/// batch of ready answers, as long as the connection lives; or, once an answer will close the
+/// connection, its closing task (``ClosingAnswerTask``), for good.
 struct ConnectionStateMachine {
     struct Slot {
         /// The answer, once the request is done.
@@ -26,104 +30,177 @@ struct ConnectionStateMachine {
         }
     }
 
+    /// Who writes the answers.
+    enum AnswerDelivery {
+        /// The event loop, right after the answer that makes answers ready is filled.
+        case eventLoop
+        /// The connection's closing task: the output ends after an answer that closes it.
+        case closingTask
+    }
+
     /// The outcome of asking for a slot.
     enum Reservation: Equatable {
         /// The slot to fill with the answer.
         case slot(Int)
-        /// `maxInFlight` answers are outstanding: read no more until the writer frees one.
+        /// `maxInFlight` answers are outstanding (or the connection is not admitted yet): read no
+        /// more until one is written.
         case full
-        /// The writer stopped (the peer is gone): read no more at all.
+        /// The output stopped (the peer is gone): read no more at all.
         case stopped
     }
 
-    /// What the writer may send now.
+    /// What to do after a slot was filled.
+    enum FillAction: Equatable {
+        /// Nothing now: the first answer owed is not ready, a write is already scheduled, or the
+        /// output stopped.
+        case none
+        /// Schedule one task on the event loop to write what is ready
+        /// (``takeReadyForEventLoop(socketWritable:)``).
+        case scheduleEventLoopWrite
+        /// Wake the closing task.
+        case wakeClosingTask
+    }
+
+    /// What is written now, and who else to tell.
     struct Ready {
         /// The leading filled slots, in order.
         var slots: [Slot] = []
         /// Whether the input ended and every answer is now taken: the connection is done.
         var drained = false
-        /// Whether slots were freed: a reader waiting for room may go on.
+        /// Whether slots were freed: readers waiting for room may go on.
         var freedRoom: Bool { !slots.isEmpty }
+        /// Whether the event loop's intake waits for room and must hear of it.
+        var notifyIntake = false
+        /// Whether an answer written announces a subscription, which may already be behind the
+        /// feed: deliver updates after writing.
+        var deliverUpdates: Bool { slots.contains { $0.activates != nil } }
+        /// The last answers went out after the input ended: the closing task closes the connection.
+        var wakeClosingTask = false
+    }
+
+    /// What to do when a subscription is added.
+    enum AddAction: Equatable {
+        /// The connection has `limit` subscriptions already, or its output stopped.
+        case refused
+        /// Added; tell the feed to watch it, and to register this connection when it is its first.
+        case added(registerWithFeed: Bool)
+    }
+
+    /// What to release when the output stops.
+    struct Stop {
+        /// The subscriptions the feed watched for this connection.
+        var unwatch: [Subscription] = []
+        /// Whether this connection was registered with the feed.
+        var unregisterFromFeed = false
+        /// Whether the event loop's intake waits for room and must hear that there will be none.
+        var notifyIntake = false
     }
 
     /// The most requests in flight on one connection; reading more waits (backpressure on the peer).
     let maxInFlight: Int
+    /// Whether subscriptions are served from an update feed (a real connection; tests of the
+    /// reader side have none).
+    let usesFeed: Bool
     private var slots: Deque<Slot> = []
     private var firstIndex = 0  // the index of slots.first
     private var subscriptions: [String: Subscription] = [:]
     /// The subscriptions whose `subscribe` answer has been written, in that order.
     private(set) var activeSubscriptions: [Subscription] = []
     private var inputEnded = false
-    private(set) var writerStopped = false
+    /// No more output: the peer is gone, or an answer closed the connection.
+    private(set) var outputStopped = false
+    private(set) var delivery: AnswerDelivery
+    /// A task is on its way to the event loop to write what is ready.
+    private var eventLoopWriteScheduled = false
+    /// Requests are taken from the event loop's intake only once the server admitted the
+    /// connection (under its connection limit).
+    private var admitted = false
+    /// The intake was refused a slot and waits to hear of room.
+    private var intakeWaiting = false
+    private var registeredWithFeed = false
 
-    init(maxInFlight: Int) {
+    init(maxInFlight: Int, delivery: AnswerDelivery = .closingTask, usesFeed: Bool = false) {
         precondition(maxInFlight > 0, "maxInFlight must be positive")
         self.maxInFlight = maxInFlight
+        self.delivery = delivery
+        self.usesFeed = usesFeed
     }
 
-    /// A request was read: it takes the next slot, if there is room.
+    // MARK: Reading: slots for requests
+
+    /// A request was read by the connection's task: it takes the next slot, if there is room.
     mutating func reserve() -> Reservation {
-        if writerStopped { return .stopped }
+        if outputStopped { return .stopped }
         guard slots.count < maxInFlight else { return .full }
         slots.append(Slot())
         return .slot(firstIndex + slots.count - 1)
     }
 
-    /// Whether the first answer owed is ready: ``takeReady()`` would return something.
+    /// A request was read by the event loop's intake: as ``reserve()``, but nothing before the
+    /// connection is admitted; a refused intake is told when room may have come (``Ready/notifyIntake``).
+    mutating func reserveForIntake() -> Reservation {
+        guard admitted else {
+            intakeWaiting = true
+            return .full
+        }
+        let reservation = reserve()
+        if reservation == .full { intakeWaiting = true }
+        return reservation
+    }
+
+    /// The server admitted the connection. Returns whether the intake waits and must hear of it.
+    mutating func admit() -> Bool {
+        admitted = true
+        return takeIntakeWaiting()
+    }
+
+    /// Whether ``reserve()`` would answer ``Reservation/full``: a reader that must wait for room.
+    var isFull: Bool { !outputStopped && slots.count >= maxInFlight }
+
+    /// Whether the first answer owed is ready.
     var hasReadyAnswer: Bool { slots.first?.answer != nil }
 
     /// Whether the input ended and every answer was taken: the connection is done.
     var isDrained: Bool { inputEnded && slots.isEmpty }
 
-    /// Whether ``reserve()`` would answer ``Reservation/full``.
-    var isFull: Bool { !writerStopped && slots.count >= maxInFlight }
+    // MARK: Answers
 
     /// A request's answer is ready.
-    /// - Returns: Whether the writer has something new (`false` once it stopped).
-    mutating func fill(_ index: Int, with answer: Answer, activating subscription: Subscription? = nil, closing: Bool = false) -> Bool {
-        guard !writerStopped else { return false }
+    mutating func fill(_ index: Int, with answer: Answer, activating subscription: Subscription? = nil, closing: Bool = false) -> FillAction {
+        guard !outputStopped else { return .none }
         slots[index - firstIndex] = Slot(answer: answer, activates: subscription, closesConnection: closing)
-        return true
+        switch delivery {
+        case .closingTask:
+            return .wakeClosingTask
+        case .eventLoop:
+            guard hasReadyAnswer, !eventLoopWriteScheduled else { return .none }
+            eventLoopWriteScheduled = true
+            return .scheduleEventLoopWrite
+        }
     }
 
     /// ``fill(_:with:activating:closing:)`` with an encoded line.
-    mutating func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, closing: Bool = false) -> Bool {
+    mutating func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, closing: Bool = false) -> FillAction {
         fill(index, with: .line(bytes), activating: subscription, closing: closing)
     }
 
-    /// Registers a subscription, inactive until its answer is written.
-    /// - Returns: `false` when the connection already has `limit` subscriptions.
-    mutating func add(_ subscription: Subscription, limit: Int) -> Bool {
-        guard subscriptions.count < limit else { return false }
-        subscriptions[subscription.id] = subscription
-        return true
+    /// On the event loop, in the task a fill scheduled (or when the socket takes writes again):
+    /// every ready answer, unless the socket takes no more now (the answers wait in their slots, so
+    /// reading stops when they fill up) or the closing task writes them.
+    mutating func takeReadyForEventLoop(socketWritable: Bool) -> Ready {
+        eventLoopWriteScheduled = false
+        guard delivery == .eventLoop, socketWritable else { return Ready() }
+        var ready = takeReady()
+        // The last answers after the input ended: the closing task closes the connection.
+        ready.wakeClosingTask = ready.drained
+        return ready
     }
 
-    /// Forgets a subscription (`unsubscribe`). Returns it, `nil` when there is none of that id.
-    mutating func remove(subscription id: String) -> Subscription? {
-        guard let removed = subscriptions.removeValue(forKey: id) else { return nil }
-        activeSubscriptions.removeAll { $0.id == id }
-        return removed
-    }
-
-    /// Forgets every subscription (the connection ends). Returns them.
-    mutating func removeAllSubscriptions() -> [Subscription] {
-        defer {
-            subscriptions = [:]
-            activeSubscriptions = []
-        }
-        return Array(subscriptions.values)
-    }
-
-    /// No more requests will be read (the peer ended its input, or the daemon stops): the writer
-    /// sends what is left and the connection closes.
-    mutating func endInput() {
-        inputEnded = true
-    }
-
-    /// The writer stopped (the peer is gone, or a closing error was sent): nothing more is written.
-    mutating func stopWriting() {
-        writerStopped = true
+    /// For the closing task: every ready answer once it writes them; before, none, but whether the
+    /// connection is done.
+    mutating func takeReadyForClosingTask() -> Ready {
+        guard delivery == .closingTask else { return Ready(drained: isDrained) }
+        return takeReady()
     }
 
     /// The leading filled slots, in order, freeing their places for new requests; subscriptions
@@ -138,6 +215,63 @@ struct ConnectionStateMachine {
             }
         }
         ready.drained = inputEnded && slots.isEmpty
+        if ready.freedRoom { ready.notifyIntake = takeIntakeWaiting() }
         return ready
+    }
+
+    /// From now on the closing task writes the answers (before an answer that closes the
+    /// connection); no more updates are written.
+    mutating func handOverToClosingTask() {
+        delivery = .closingTask
+    }
+
+    /// Whether updates may be written now: answers go out on the event loop and output goes on.
+    var writesUpdates: Bool { delivery == .eventLoop && !outputStopped }
+
+    // MARK: Subscriptions
+
+    /// Registers a subscription, inactive until its answer is written.
+    mutating func add(_ subscription: Subscription, limit: Int) -> AddAction {
+        guard !outputStopped, subscriptions.count < limit else { return .refused }
+        subscriptions[subscription.id] = subscription
+        guard usesFeed else { return .added(registerWithFeed: false) }
+        defer { registeredWithFeed = true }
+        return .added(registerWithFeed: !registeredWithFeed)
+    }
+
+    /// Forgets a subscription (`unsubscribe`). Returns it, `nil` when there is none of that id.
+    mutating func remove(subscription id: String) -> Subscription? {
+        guard let removed = subscriptions.removeValue(forKey: id) else { return nil }
+        activeSubscriptions.removeAll { $0.id == id }
+        return removed
+    }
+
+    // MARK: The end
+
+    /// No more requests will be read (the peer ended its input, or the daemon stops): what is
+    /// left is written and the connection closes.
+    mutating func endInput() {
+        inputEnded = true
+    }
+
+    /// The output stopped (the peer is gone, or a closing answer was written): nothing more is
+    /// written, readers waiting for room go on (to find none), subscriptions end.
+    mutating func stopOutput() -> Stop {
+        outputStopped = true
+        var stop = Stop(notifyIntake: takeIntakeWaiting())
+        if usesFeed {
+            stop.unwatch = Array(subscriptions.values)
+            stop.unregisterFromFeed = registeredWithFeed
+        }
+        subscriptions = [:]
+        activeSubscriptions = []
+        registeredWithFeed = false
+        return stop
+    }
+
+    /// Whether the intake waits for room, which it then no longer does.
+    private mutating func takeIntakeWaiting() -> Bool {
+        defer { intakeWaiting = false }
+        return intakeWaiting
     }
 }

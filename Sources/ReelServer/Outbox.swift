@@ -3,62 +3,59 @@ import ReelJSON
 import ReelProtocol
 import Synchronization
 
-/// A connection's ``ConnectionStateMachine``, shared by its reader (which reserves and fills
-/// slots) and its writer (which takes what is ready), with the waiting the machine leaves out: a
-/// reader waits for room, the writer for something to write.
+/// A connection's ``ConnectionStateMachine`` under a lock, shared by its reader (which reserves
+/// and fills slots), the event loop (which writes answers and updates) and its closing task: it
+/// carries out what the machine decides, and keeps only what the machine cannot, the waiting
+/// (readers waiting for room, the closing task waiting to be woken) and the channel.
 ///
-/// Answers go out one of two ways. A connection starts with **direct answers**: whoever fills the
-/// slot that makes answers ready (the store's writer thread, for a dispatch) schedules one task on
-/// the channel's event loop, which takes every ready answer and writes them with one flush — one
-/// hop from the commit to the socket. Subscription updates are written on the event loop too
-/// (``deliverUpdates()``, from the ``UpdateFeed``), so answers and updates have one writer. An
-/// answer that closes the connection switches it to its writer task (``AnswerWriter``) for good.
-/// Either way the answers are taken in order under the lock, and a direct write happens on the
-/// event loop in the same task that took them, so no later write can overtake them.
+/// Answers go out one of two ways (``ConnectionStateMachine/AnswerDelivery``). A connection starts
+/// with the event loop writing them: whoever fills the slot that makes answers ready (the store's
+/// writer thread, for a dispatch) schedules one task on the channel's event loop, which takes every
+/// ready answer and writes them with one flush — one hop from the commit to the socket.
+/// Subscription updates are written on the event loop too (``deliverUpdates()``, from the
+/// ``UpdateFeed``), so answers and updates have one writer. An answer that closes the connection
+/// hands the writing to the connection's closing task (``ClosingAnswerTask``) for good. Either
+/// way the answers are taken in order under the lock, and an event-loop write happens in the same
+/// task that took them, so no later write can overtake them.
 final class Outbox: Sendable {
     typealias Slot = ConnectionStateMachine.Slot
 
     fileprivate struct Locked {
         var machine: ConnectionStateMachine
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Registered with the feed (at the first subscription).
-        var fed = false
-        /// The context of the handler nearest the socket (``WritabilityRelay``): direct answers and
+        /// The context of the handler nearest the socket (``WritabilityRelay``): answers and
         /// updates are written from there, without passing through the handlers above it, which
         /// have nothing to do with them.
         var head: NIOLoopBound<ChannelHandlerContext>?
-        /// Answers are written by the event loop (see above), not by the writer task.
-        var direct: Bool
-        var directWriteScheduled = false
-        /// Requests are taken only once the server admitted the connection (under its limit).
-        var admitted = false
-        /// The event loop's intake was refused a slot and waits to hear of room.
-        var intakeWaiting = false
+        /// Told when a reservation the intake was refused may succeed (``onRoom(_:)``).
         var onRoom: (@Sendable () -> Void)?
     }
 
     private let state: Mutex<Locked>
-    /// Where direct answers and updates are written; `nil`: answers always through the writer
-    /// task, and no updates (tests of the reader side).
+    /// Where answers and updates are written by the event loop; `nil`: answers always through the
+    /// closing task, and no updates (tests of the reader side).
     let channel: (any Channel)?
     /// Where subscriptions get their updates from.
     let feed: UpdateFeed?
     /// Where refused dispatches are counted as their answers are encoded.
     let figures: ServerFigures?
     private let wakeups: AsyncStream<Void>.Continuation
-    /// Yields when the writer may have something to do (coalesced: one pending wake-up at most).
+    /// Yields when the closing task may have something to do (coalesced: one pending wake-up at most).
     let wakeupStream: AsyncStream<Void>
 
     init(maxInFlight: Int, channel: (any Channel)? = nil, feed: UpdateFeed? = nil, figures: ServerFigures? = nil) {
         self.channel = channel
         self.feed = feed
         self.figures = figures
-        state = Mutex(Locked(machine: ConnectionStateMachine(maxInFlight: maxInFlight), direct: channel != nil))
+        let machine = ConnectionStateMachine(
+            maxInFlight: maxInFlight, delivery: channel == nil ? .closingTask : .eventLoop, usesFeed: feed != nil && channel != nil
+        )
+        state = Mutex(Locked(machine: machine))
         (wakeupStream, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Takes the next slot, waiting while `maxInFlight` answers are outstanding.
-    /// - Returns: `nil` once the writer has given up (the peer is gone).
+    /// - Returns: `nil` once the output stopped (the peer is gone).
     func reserve() async -> Int? {
         while true {
             let reservation = state.withLock { $0.machine.reserve() }
@@ -68,7 +65,7 @@ final class Outbox: Sendable {
             case .full:
                 await withCheckedContinuation { continuation in
                     let waiting = state.withLock { state in
-                        // Room may have come, or the writer stopped, since the reservation.
+                        // Room may have come, or the output stopped, since the reservation.
                         guard state.machine.isFull else { return false }
                         state.roomWaiters.append(continuation)
                         return true
@@ -81,17 +78,9 @@ final class Outbox: Sendable {
 
     /// Takes the next slot if there is room, for the event loop's ``RequestIntake``, which is told
     /// through ``onRoom(_:)`` when a refused reservation may succeed: room came, the connection was
-    /// admitted, or the writer stopped.
+    /// admitted, or the output stopped.
     func tryReserve() -> ConnectionStateMachine.Reservation {
-        state.withLock { state in
-            guard state.admitted else {
-                state.intakeWaiting = true
-                return .full
-            }
-            let reservation = state.machine.reserve()
-            if reservation == .full { state.intakeWaiting = true }
-            return reservation
-        }
+        state.withLock { $0.machine.reserveForIntake() }
     }
 
     /// Sets what ``tryReserve()``'s caller is told when room may have come.
@@ -101,60 +90,40 @@ final class Outbox: Sendable {
 
     /// The server admitted the connection: requests may be taken.
     func admit() {
-        let callback = state.withLock { state in
-            state.admitted = true
-            return state.takeRoomCallback()
-        }
-        callback?()
+        let intake = state.withLock { state in state.machine.admit() ? state.onRoom : nil }
+        intake?()
     }
 
-    /// Fills a slot and gets it written: directly, or by waking the writer task.
+    /// Fills a slot and gets it written, by the event loop or the closing task.
     func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, close: Bool = false) {
         fill(index, with: .line(bytes), activating: subscription, close: close)
     }
 
-    /// Fills a slot and gets it written: directly, or by waking the writer task.
+    /// Fills a slot and gets it written, by the event loop or the closing task.
     func fill(_ index: Int, with answer: Answer, activating subscription: Subscription? = nil, close: Bool = false) {
-        enum Next { case nothing, wakeWriter, scheduleDirectWrite }
-        let next = state.withLock { state -> Next in
-            guard state.machine.fill(index, with: answer, activating: subscription, closing: close) else { return .nothing }
-            guard state.direct else { return .wakeWriter }
-            guard state.machine.hasReadyAnswer, !state.directWriteScheduled else { return .nothing }
-            state.directWriteScheduled = true
-            return .scheduleDirectWrite
-        }
-        switch next {
-        case .nothing: break
-        case .wakeWriter: wake()
-        case .scheduleDirectWrite: channel!.eventLoop.execute { self.writeDirectly() }
+        let action = state.withLock { $0.machine.fill(index, with: answer, activating: subscription, closing: close) }
+        switch action {
+        case .none: break
+        case .wakeClosingTask: wake()
+        case .scheduleEventLoopWrite: channel!.eventLoop.execute { self.writeOnEventLoop() }
         }
     }
 
-    /// On the event loop: writes every ready answer, with one flush, unless the socket is not
-    /// taking more (the answers wait in their slots, so reading stops when they fill up, until
-    /// ``socketBecameWritable()``) or the connection switched to its writer task.
-    private func writeDirectly() {
+    /// On the event loop: writes every ready answer with one flush, if the machine says so.
+    private func writeOnEventLoop() {
         guard let channel else { return }
         let writable = channel.isWritable
-        let (ready, waiters, intake) = state.withLock {
-            state -> (ConnectionStateMachine.Ready, [CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
-            state.directWriteScheduled = false
-            guard state.direct, writable else { return (ConnectionStateMachine.Ready(), [], nil) }
-            let ready = state.machine.takeReady()
-            guard ready.freedRoom else { return (ready, [], nil) }
-            defer { state.roomWaiters = [] }
-            return (ready, state.roomWaiters, state.takeRoomCallback())
+        let (ready, waiters, intake) = state.withLock { state in
+            let ready = state.machine.takeReadyForEventLoop(socketWritable: writable)
+            return state.taking(ready)
         }
-        for waiter in waiters { waiter.resume() }
-        intake?()
+        release(waiters, intake)
         if !ready.slots.isEmpty {
             write(ByteBuffer(bytes: Self.encode(ready.slots, figures: figures)), on: channel)
             flush(channel)
-            // A subscription its answer just announced may already be behind the feed.
-            if ready.slots.contains(where: { $0.activates != nil }) { deliverUpdates() }
+            if ready.deliverUpdates { deliverUpdates() }
         }
-        // The last answers after the input ended: the writer task closes the connection.
-        if ready.drained { wake() }
+        if ready.wakeClosingTask { wake() }
     }
 
     /// Where writes start: the handler nearest the socket, once it is in the pipeline.
@@ -182,18 +151,18 @@ final class Outbox: Sendable {
 
     /// On the event loop, when the socket takes writes again.
     func socketBecameWritable() {
-        guard state.withLock({ $0.direct }) else { return }
-        writeDirectly()
+        guard writesUpdates else { return }
+        writeOnEventLoop()
         deliverUpdates()
     }
 
-    /// Whether updates may be written now: answers are direct (not closing) and writing goes on.
-    var writesUpdates: Bool { state.withLock { $0.direct && !$0.machine.writerStopped } }
+    /// Whether updates may be written now: answers go out on the event loop and output goes on.
+    var writesUpdates: Bool { state.withLock { $0.machine.writesUpdates } }
 
-    /// From now on the writer task writes the answers (before an answer that closes the
+    /// From now on the closing task writes the answers (before an answer that closes the
     /// connection); no more updates are written.
-    func useWriterTask() {
-        state.withLock { $0.direct = false }
+    func handOverToClosingTask() {
+        state.withLock { $0.machine.handOverToClosingTask() }
         wake()
     }
 
@@ -204,11 +173,10 @@ final class Outbox: Sendable {
         // The feed is told under this lock (the feed never calls in here holding its own), so that
         // a connection ending meanwhile cannot leave it registered.
         state.withLock { state in
-            guard !state.machine.writerStopped, state.machine.add(subscription, limit: limit) else { return false }
-            guard let feed, let channel else { return true }
+            guard case .added(let register) = state.machine.add(subscription, limit: limit) else { return false }
+            guard let feed, let channel, state.machine.usesFeed else { return true }
             feed.watch(subscription)
-            if !state.fed { feed.register(self, on: channel.eventLoop) }
-            state.fed = true
+            if register { feed.register(self, on: channel.eventLoop) }
             return true
         }
     }
@@ -217,7 +185,7 @@ final class Outbox: Sendable {
     func remove(subscription id: String) -> Bool {
         state.withLock { state in
             guard let removed = state.machine.remove(subscription: id) else { return false }
-            feed?.unwatch(removed)
+            if state.machine.usesFeed { feed?.unwatch(removed) }
             return true
         }
     }
@@ -226,43 +194,42 @@ final class Outbox: Sendable {
         wakeups.yield()
     }
 
-    /// No more requests: the writer sends what is left and stops.
+    /// No more requests: what is left is written, and the closing task ends the connection.
     func close() {
         state.withLock { $0.machine.endInput() }
         wake()
     }
 
-    /// The writer stopped (peer gone, or a closing error sent): release a reader waiting for room.
+    /// The output stopped (peer gone, or a closing answer written): release the readers waiting
+    /// for room and the feed.
     func abort() {
         let (waiters, intake) = state.withLock { state in
-            state.machine.stopWriting()
+            let stop = state.machine.stopOutput()
             if let feed {
-                for subscription in state.machine.removeAllSubscriptions() { feed.unwatch(subscription) }
-                if state.fed, let channel { feed.unregister(self, on: channel.eventLoop) }
-                state.fed = false
+                for subscription in stop.unwatch { feed.unwatch(subscription) }
+                if stop.unregisterFromFeed, let channel { feed.unregister(self, on: channel.eventLoop) }
             }
             defer { state.roomWaiters = [] }
-            return (state.roomWaiters, state.takeRoomCallback())
+            return (state.roomWaiters, stop.notifyIntake ? state.onRoom : nil)
         }
-        for waiter in waiters { waiter.resume() }
-        intake?()
+        release(waiters, intake)
         wakeups.finish()
     }
 
-    /// The leading filled slots, in order; frees their places for new requests. With direct
-    /// answers, none (the event loop writes them), but whether the connection is done.
+    /// For the closing task: the leading filled slots, in order, freeing their places for new
+    /// requests; while the event loop writes the answers, none, but whether the connection is done.
     func takeReady() -> (slots: [Slot], drained: Bool) {
-        let (ready, waiters, intake) = state.withLock {
-            state -> (ConnectionStateMachine.Ready, [CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
-            if state.direct { return (ConnectionStateMachine.Ready(slots: [], drained: state.machine.isDrained), [], nil) }
-            let ready = state.machine.takeReady()
-            guard ready.freedRoom else { return (ready, [CheckedContinuation<Void, Never>](), nil) }
-            defer { state.roomWaiters = [] }
-            return (ready, state.roomWaiters, state.takeRoomCallback())
+        let (ready, waiters, intake) = state.withLock { state in
+            let ready = state.machine.takeReadyForClosingTask()
+            return state.taking(ready)
         }
+        release(waiters, intake)
+        return (ready.slots, ready.drained)
+    }
+
+    private func release(_ waiters: [CheckedContinuation<Void, Never>], _ intake: (@Sendable () -> Void)?) {
         for waiter in waiters { waiter.resume() }
         intake?()
-        return (ready.slots, ready.drained)
     }
 
     /// The slots' answers, one after the other (all of them: a direct write never closes).
@@ -278,10 +245,13 @@ final class Outbox: Sendable {
 }
 
 extension Outbox.Locked {
-    /// The intake's callback when it waits for room, which it then no longer does.
-    fileprivate mutating func takeRoomCallback() -> (@Sendable () -> Void)? {
-        guard intakeWaiting else { return nil }
-        intakeWaiting = false
-        return onRoom
+    /// What was taken, and who to release for it: the readers waiting for room when room was
+    /// freed, and the intake when the machine says it waits.
+    fileprivate mutating func taking(
+        _ ready: ConnectionStateMachine.Ready
+    ) -> (ConnectionStateMachine.Ready, [CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) {
+        guard ready.freedRoom else { return (ready, [], nil) }
+        defer { roomWaiters = [] }
+        return (ready, roomWaiters, ready.notifyIntake ? onRoom : nil)
     }
 }

@@ -40,7 +40,7 @@ struct ServerConnection<State: StoreState>: Sendable {
                     }
                     defer { outbox.abort() }
                     outbox.admit()
-                    try await AnswerWriter(outbox: outbox, outbound: outbound).run()
+                    try await ClosingAnswerTask(outbox: outbox, outbound: outbound).run()
                     try await Self.flush(channel.channel)
                     group.cancelAll()
                 }
@@ -81,7 +81,7 @@ struct ServerConnection<State: StoreState>: Sendable {
             }
         } catch let error as FramingError {
             guard let slot = await outbox.reserve() else { return }
-            outbox.useWriterTask()  // it closes the connection after this answer
+            outbox.handOverToClosingTask()  // it closes the connection after this answer
             outbox.fill(slot, with: RequestRouter<DispatchTicket>.answer(to: error), close: true)
         } catch {
             logger.debug("read failed: \(error)")

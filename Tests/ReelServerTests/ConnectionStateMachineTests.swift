@@ -19,10 +19,10 @@ struct ConnectionStateMachineTests {
         #expect(machine.reserve() == .slot(0))
         #expect(machine.reserve() == .slot(1))
         #expect(machine.reserve() == .slot(2))
-        #expect(machine.fill(2, with: bytes("c")) == true)
-        #expect(machine.fill(1, with: bytes("b")) == true)
+        #expect(machine.fill(2, with: bytes("c")) == .wakeClosingTask)
+        #expect(machine.fill(1, with: bytes("b")) == .wakeClosingTask)
         #expect(written(machine.takeReady()).isEmpty, "the first answer is not ready: nothing may overtake it")
-        #expect(machine.fill(0, with: bytes("a")) == true)
+        #expect(machine.fill(0, with: bytes("a")) == .wakeClosingTask)
         #expect(written(machine.takeReady()) == ["a", "b", "c"])
         #expect(machine.reserve() == .slot(3))
     }
@@ -45,7 +45,7 @@ struct ConnectionStateMachineTests {
         var machine = ConnectionStateMachine(maxInFlight: 8)
         let first = subscription("s1"), second = subscription("s2")
         guard case .slot(let slot) = machine.reserve() else { Issue.record("no slot"); return }
-        #expect(machine.add(first, limit: 2) == true)
+        #expect(machine.add(first, limit: 2) == .added(registerWithFeed: false))
         #expect(machine.activeSubscriptions.isEmpty)
         _ = machine.fill(slot, with: bytes("subscribed"), activating: first)
         #expect(machine.activeSubscriptions.isEmpty, "filled is not written")
@@ -54,8 +54,8 @@ struct ConnectionStateMachineTests {
 
         // One unsubscribed before its answer is written never becomes active.
         guard case .slot(let next) = machine.reserve() else { Issue.record("no slot"); return }
-        #expect(machine.add(second, limit: 2) == true)
-        #expect(machine.add(subscription("s3"), limit: 2) == false, "over the limit")
+        #expect(machine.add(second, limit: 2) == .added(registerWithFeed: false))
+        #expect(machine.add(subscription("s3"), limit: 2) == .refused, "over the limit")
         #expect(machine.remove(subscription: "s2") != nil)
         _ = machine.fill(next, with: bytes("subscribed"), activating: second)
         _ = machine.takeReady()
@@ -76,13 +76,83 @@ struct ConnectionStateMachineTests {
         #expect(ready.drained)
     }
 
-    @Test func aStoppedWriterTakesNothingMore() {
+    @Test func aStoppedOutputTakesNothingMore() {
         var machine = ConnectionStateMachine(maxInFlight: 1)
         _ = machine.reserve()
-        machine.stopWriting()
+        _ = machine.stopOutput()
         #expect(machine.reserve() == .stopped)
-        #expect(!machine.isFull, "a reader waiting for room must not wait for a writer that stopped")
-        #expect(machine.fill(0, with: bytes("late")) == false)
+        #expect(!machine.isFull, "a reader waiting for room must not wait for an output that stopped")
+        #expect(machine.fill(0, with: bytes("late")) == .none)
+        #expect(machine.add(subscription("s1"), limit: 2) == .refused)
+    }
+
+    // MARK: Who writes, and when
+
+    @Test func theEventLoopIsAskedOnceForWhatBecameReady() {
+        var machine = ConnectionStateMachine(maxInFlight: 8, delivery: .eventLoop)
+        for _ in 0..<3 { _ = machine.reserve() }
+        #expect(machine.fill(1, with: bytes("b")) == .none, "the first answer owed is not ready")
+        #expect(machine.fill(0, with: bytes("a")) == .scheduleEventLoopWrite)
+        #expect(machine.fill(2, with: bytes("c")) == .none, "a write is on its way already")
+        #expect(written(machine.takeReadyForEventLoop(socketWritable: true)) == ["a", "b", "c"])
+        _ = machine.reserve()
+        #expect(machine.fill(3, with: bytes("d")) == .scheduleEventLoopWrite, "the next ready answer asks again")
+    }
+
+    @Test func aFullSocketLeavesTheAnswersInTheirSlots() {
+        var machine = ConnectionStateMachine(maxInFlight: 1, delivery: .eventLoop)
+        _ = machine.reserve()
+        #expect(machine.fill(0, with: bytes("a")) == .scheduleEventLoopWrite)
+        #expect(machine.takeReadyForEventLoop(socketWritable: false).slots.isEmpty)
+        #expect(machine.reserve() == .full, "the unwritten answer holds its slot: reading stops")
+        #expect(written(machine.takeReadyForEventLoop(socketWritable: true)) == ["a"], "written once the socket takes more")
+    }
+
+    @Test func anAnswerThatClosesHandsTheWritingToTheClosingTask() {
+        var machine = ConnectionStateMachine(maxInFlight: 4, delivery: .eventLoop, usesFeed: true)
+        _ = machine.reserve()
+        #expect(machine.writesUpdates)
+        machine.handOverToClosingTask()
+        #expect(!machine.writesUpdates, "no update after the closing answer")
+        #expect(machine.fill(0, with: bytes("bye"), closing: true) == .wakeClosingTask)
+        #expect(machine.takeReadyForEventLoop(socketWritable: true).slots.isEmpty, "the event loop writes no more")
+        #expect(machine.takeReadyForClosingTask().slots.map(\.closesConnection) == [true])
+    }
+
+    @Test func theLastAnswersAfterTheInputEndedWakeTheClosingTask() {
+        var machine = ConnectionStateMachine(maxInFlight: 4, delivery: .eventLoop)
+        _ = machine.reserve()
+        machine.endInput()
+        #expect(machine.takeReadyForClosingTask().drained == false)
+        _ = machine.fill(0, with: bytes("last"))
+        let ready = machine.takeReadyForEventLoop(socketWritable: true)
+        #expect(written(ready) == ["last"] && ready.wakeClosingTask)
+        #expect(machine.takeReadyForClosingTask().drained, "the closing task sees the connection is done")
+    }
+
+    @Test func theIntakeWaitsForAdmissionAndRoomAndIsToldOfBoth() {
+        var machine = ConnectionStateMachine(maxInFlight: 1, delivery: .eventLoop)
+        #expect(machine.reserveForIntake() == .full, "not admitted yet")
+        let heard = machine.admit()
+        #expect(heard, "the waiting intake hears of the admission")
+        #expect(machine.reserveForIntake() == .slot(0))
+        #expect(machine.reserveForIntake() == .full)
+        _ = machine.fill(0, with: bytes("a"))
+        #expect(machine.takeReadyForEventLoop(socketWritable: true).notifyIntake, "room came")
+        #expect(machine.reserveForIntake() == .slot(1))
+        #expect(machine.reserveForIntake() == .full)
+        let stop = machine.stopOutput()
+        #expect(stop.notifyIntake, "it hears that no room will come")
+        #expect(machine.reserveForIntake() == .stopped)
+    }
+
+    @Test func theFeedHearsOfTheFirstSubscriptionAndOfTheEnd() {
+        var machine = ConnectionStateMachine(maxInFlight: 4, delivery: .eventLoop, usesFeed: true)
+        #expect(machine.add(subscription("s1"), limit: 4) == .added(registerWithFeed: true))
+        #expect(machine.add(subscription("s2"), limit: 4) == .added(registerWithFeed: false))
+        let stop = machine.stopOutput()
+        #expect(Set(stop.unwatch.map(\.id)) == ["s1", "s2"] && stop.unregisterFromFeed)
+        #expect(machine.activeSubscriptions.isEmpty)
     }
 
     @Test func aClosingAnswerIsMarked() {

@@ -3,13 +3,13 @@ import ReelCore
 import ReelProtocol
 import ReelStore
 
-/// The connection's writer task: waits for the connection to end, and writes the answers itself
-/// once it switched away from direct answers (before an answer that closes the connection).
+/// The connection's closing task: waits for the connection to end, and writes the answers itself
+/// once the event loop handed them over (before an answer that closes the connection).
 ///
 /// Every write waits for the socket to take it (NIO back-pressure), so a peer that does not read
-/// stalls only its own writer: nothing piles up for it but the bounded response slots.
+/// stalls only its own connection: nothing piles up for it but the bounded response slots.
 /// Subscription updates are not written here but on the event loop (``Outbox/deliverUpdates()``).
-struct AnswerWriter: Sendable {
+struct ClosingAnswerTask: Sendable {
     let outbox: Outbox
     let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
 
