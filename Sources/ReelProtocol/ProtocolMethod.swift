@@ -47,6 +47,9 @@ public protocol ProtocolMethod: Sendable {
     /// Whether this call may be sent again: ``isSafeToResend`` unless the params decide
     /// (`dispatch`: only with an idempotency key).
     static func isSafeToResend(_ params: Params) -> Bool
+    /// Whether the call acts on its connection's own state (its subscriptions), so that only a
+    /// connection can answer it. Default `false`.
+    static var actsOnItsConnection: Bool { get }
     /// Whether `hello` lists the method's name among the capabilities (the methods added to
     /// protocol 1 after its first methods). Default `true`.
     static var isCapability: Bool { get }
@@ -55,6 +58,7 @@ public protocol ProtocolMethod: Sendable {
 extension ProtocolMethod {
     public static var isSafeToResend: Bool { true }
     public static func isSafeToResend(_ params: Params) -> Bool { isSafeToResend }
+    public static var actsOnItsConnection: Bool { false }
     public static var isCapability: Bool { true }
 }
 
@@ -114,6 +118,7 @@ public enum Method {
         public static let name: MethodName = "subscribe"
         public static let permission = Permission.read
         public static let isCapability = false
+        public static let actsOnItsConnection = true
     }
     public enum Unsubscribe: ProtocolMethod {
         public typealias Params = UnsubscribeParams
@@ -121,6 +126,7 @@ public enum Method {
         public static let name: MethodName = "unsubscribe"
         public static let permission = Permission.read
         public static let isCapability = false
+        public static let actsOnItsConnection = true
     }
     public enum History: ProtocolMethod {
         public typealias Params = HistoryParams

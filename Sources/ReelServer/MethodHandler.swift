@@ -44,7 +44,7 @@ public struct MethodHandler<State: StoreState>: Sendable {
     /// `subscribe`, `unsubscribe`) nor the query layer (a `TimelineQuery`). A server refuses to
     /// start while there is one.
     public static var unansweredMethods: [MethodName] {
-        Method.all.filter { !($0 is any TimelineQuery.Type) && !ConnectionMethods.names.contains($0.name) }.map { $0.name }
+        Method.all.filter { !($0 is any TimelineQuery.Type) && !$0.actsOnItsConnection && $0.name != Method.Dispatch.name }.map { $0.name }
     }
 
     /// The result of one call, or the error to answer with: every method but `subscribe` and
@@ -79,7 +79,7 @@ public struct MethodHandler<State: StoreState>: Sendable {
         }
         if call.is(Method.Hello.self) { return hello(peer: peer) }
         if call.is(Method.Stats.self) { return try await stats() }
-        guard !ConnectionMethods.names.contains(method.name) else {
+        guard !method.actsOnItsConnection else {
             throw RPCError(code: RPCError.Code.methodNotFound, message: "'\(method.name)' needs a connection")
         }
         let queries = self.queries
@@ -182,7 +182,3 @@ public struct MethodHandler<State: StoreState>: Sendable {
     }
 }
 
-/// The methods a connection carries out itself, with the state it keeps.
-enum ConnectionMethods {
-    static let names: Set<MethodName> = [Method.Dispatch.name, Method.Subscribe.name, Method.Unsubscribe.name]
-}

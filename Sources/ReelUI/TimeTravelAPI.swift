@@ -28,7 +28,7 @@ struct TimeTravelAPI: Sendable {
     /// the store answers it. A method that needs more than reading (`dispatch`, `backup`…) has a
     /// route of its own, or none.
     func call(_ name: String, _ params: JSONValue) async throws(UIError) -> JSONValue {
-        guard let method = Method.named(name), method.permission == .read, !Self.connectionMethods.contains(method.name) else {
+        guard let method = Method.named(name), method.permission == .read, !method.actsOnItsConnection else {
             throw UIError(status: .notFound, message: "no read method '\(name)' (the page calls /api/call/METHOD for a read method of the protocol)")
         }
         let call: RPCCall
@@ -39,9 +39,6 @@ struct TimeTravelAPI: Sendable {
         }
         return try await answer(call.method, call)
     }
-
-    /// Methods that need the page's own connection to the store, not a call.
-    private static let connectionMethods: Set<MethodName> = [Method.Subscribe.name, Method.Unsubscribe.name]
 
     private func answer<M: ProtocolMethod>(_ method: M.Type, _ call: RPCCall) async throws(UIError) -> JSONValue {
         try await backend.call(method, call.params(as: method)!).asJSON
