@@ -243,7 +243,7 @@ let package = Package(
             path: "Tests/ReelTestSupport"
         ),
 
-        .testTarget(name: "ReelLMDBTests", dependencies: ["ReelLMDB", "CReelFaultGuard"]),
+        .testTarget(name: "ReelLMDBTests", dependencies: ["ReelLMDB", "CReelFaultGuard", "ReelTestSupport"]),
         .testTarget(
             name: "ReelPostgresLogTests",
             dependencies: ["ReelPostgresLog", "ReelStore", "ReelCore", "ReelTestSupport", .product(name: "Logging", package: "swift-log")]

@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// The client frames what the daemon sends with the shared line framer, under its own limit.
-@Suite(.timeLimit(.minutes(1))) struct ClientFramingTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ClientFramingTests {
     @Test func aLineOverTheClientsLimitEndsTheConnectionAndSaysWhy() async throws {
         let dir = try TemporaryDirectory("reel-client-framing")
         let server = try await ScriptedServer.start(socketPath: dir.sub("s.sock")) { request, _ in

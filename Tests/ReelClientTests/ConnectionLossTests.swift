@@ -7,7 +7,7 @@ import Testing
 
 /// What happens to requests and subscriptions when the connection drops, made deterministic with
 /// a scripted daemon that closes the connection exactly when a test needs it to.
-@Suite(.timeLimit(.minutes(1))) struct ConnectionLossTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ConnectionLossTests {
     /// A daemon that drops the first connection on its first `dispatch` (or `get`, or `drop`)
     /// and answers normally on the next connections.
     static func dropsTheFirstConnection(socketPath: String) async throws -> ScriptedServer {

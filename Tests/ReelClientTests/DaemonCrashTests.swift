@@ -9,7 +9,7 @@ import Testing
 /// The client against a real `reeld` that dies with `kill -9`, seen through a ``SocketProxy`` that
 /// holds back what the daemon sent just before dying: answers to committed dispatches and updates
 /// the client never got. That is the hard case of a crash, made certain rather than left to timing.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonCrashTests {
+@Suite(.serialized, .timeLimit(.minutes(2)), .heavy) struct DaemonCrashTests {
     @Test func keyedDispatchesInFlightDuringAKillNineAreRetriedAndAppliedExactlyOnce() async throws {
         let dir = try TemporaryDirectory("reel-client-crash")
         let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
@@ -145,7 +145,7 @@ import Testing
 /// `connectionLost` found no current connection and did nothing; the `hello` then waited forever
 /// on a dead channel, and so did the reconnect loop — a client whose daemon crashed could stay
 /// disconnected for good. Before the fix, 5 to 14 of these 20 attempts hung.
-@Suite(.timeLimit(.minutes(3))) struct ConnectionClosedAtOnceTests {
+@Suite(.timeLimit(.minutes(3)), .heavy) struct ConnectionClosedAtOnceTests {
     @Test func aConnectionClosedAsSoonAsAcceptedFailsTheAttempt() async throws {
         let dir = try TemporaryDirectory("reel-client-crash")
         // Nothing listens upstream: the proxy closes each connection as soon as it accepts it.

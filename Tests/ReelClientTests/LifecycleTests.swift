@@ -6,7 +6,7 @@ import ReelTestSupport
 import Testing
 
 /// `close()`, giving up on reconnecting, and cancellation.
-@Suite(.timeLimit(.minutes(1))) struct LifecycleTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct LifecycleTests {
     /// A daemon that greets, subscribes, and never answers `get`.
     static func silentOnGet(socketPath: String) async throws -> ScriptedServer {
         try await ScriptedServer.start(socketPath: socketPath) { request, _ in

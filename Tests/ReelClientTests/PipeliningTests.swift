@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// Many requests in flight on one connection, from many tasks.
-@Suite(.timeLimit(.minutes(1))) struct PipeliningTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct PipeliningTests {
     @Test func manyTasksShareOneConnectionAndEachGetsItsOwnAnswer() async throws {
         try await ServerHarness.run { server in
             try await server.withClient { client throws in

@@ -6,7 +6,7 @@ import ReelTestSupport
 import Testing
 
 /// The README's client example, against `reel-rpg serve`: it must compile and do what it says.
-@Suite(.timeLimit(.minutes(1))) struct ReadmeExampleTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ReadmeExampleTests {
     @Test func theReadmeClientExampleRuns() async throws {
         let directory = try TemporaryDirectory("reel-readme")
         let daemon = SpawnedDaemon(

@@ -8,7 +8,7 @@ import ReelTestSupport
 import Testing
 
 /// Every protocol method through the client, against a real server on a real socket.
-@Suite(.timeLimit(.minutes(1))) struct ReelClientMethodTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ReelClientMethodTests {
     @Test func helloIsSentOnConnectAndOnRequest() async throws {
         try await ServerHarness.run { server in
             try await server.withClient { client throws in
@@ -210,7 +210,7 @@ import Testing
 }
 
 /// The maintenance methods and `digest` through their typed client methods.
-@Suite(.timeLimit(.minutes(1))) struct ReelClientMaintenanceTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ReelClientMaintenanceTests {
     @Test func checkpointsVerifyBisectScanBackupAndDigest() async throws {
         try await ServerHarness.run(configure: { _ in }) { server in
             try await server.withClient { client throws in

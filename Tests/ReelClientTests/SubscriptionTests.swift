@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// Each subscription mode, `since`, cancellation and typed state streams, against a real server.
-@Suite(.timeLimit(.minutes(1))) struct SubscriptionTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct SubscriptionTests {
     @Test func valueModeDeliversTheNewValueWithIncreasingSeqs() async throws {
         try await ServerHarness.run { server in
             try await server.withClient { client throws in

@@ -1,8 +1,9 @@
 import Foundation
 import ReelDaemon
+import ReelTestSupport
 import Testing
 
-struct DataDirectoryLockTests {
+@Suite(.heavy) struct DataDirectoryLockTests {
     /// Runs `/usr/bin/flock -n FILE true` (a real second holder, in another process) and returns
     /// its exit status: 0 if it got the lock, 1 if the lock is held.
     static func otherProcessCanLock(_ file: String) throws -> Bool {

@@ -4,10 +4,11 @@ import ReelCore
 import ReelDaemon
 import ReelJSON
 import ReelStore
+import ReelTestSupport
 import ServiceLifecycle
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct StoreServiceTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct StoreServiceTests {
     @Test func gracefulShutdownClosesTheStoreWithACheckpoint() async throws {
         let dir = try TemporaryDirectory()
         let configuration = try await DaemonConfiguration.load(

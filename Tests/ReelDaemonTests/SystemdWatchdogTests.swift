@@ -7,7 +7,7 @@ import Testing
 
 /// The watchdog's rules, with the writer's health played by the test and systemd's socket by a
 /// ``NotifyListener``. (ReeldSystemdTests runs the real daemon, with a writer that really hangs.)
-@Suite(.timeLimit(.minutes(1))) struct SystemdWatchdogTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct SystemdWatchdogTests {
     @Test func pingsFollowHealthyProbesOnly() async throws {
         let dir = try TemporaryDirectory()
         let systemd = try NotifyListener(path: dir.sub("notify"))

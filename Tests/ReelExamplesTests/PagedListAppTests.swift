@@ -4,7 +4,7 @@ import ReelStore
 import ReelTestSupport
 import Testing
 
-struct PagedListAppTests {
+@Suite(.heavy) struct PagedListAppTests {
     typealias Item = PagedListApp.Item
 
     @Test func requestedRefreshedLoadedMoreAndErrors() async throws {

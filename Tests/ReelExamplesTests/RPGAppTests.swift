@@ -5,7 +5,7 @@ import ReelStore
 import ReelTestSupport
 import Testing
 
-struct RPGAppTests {
+@Suite(.heavy) struct RPGAppTests {
     @Test func attacksUseTheAttackersAttack() async throws {
         let dir = try TemporaryDirectory()
         let store = try Store(path: dir.path, definition: RPGApp.definition)

@@ -4,7 +4,7 @@ import ReelStore
 import ReelTestSupport
 import Testing
 
-struct TodoAppTests {
+@Suite(.heavy) struct TodoAppTests {
     typealias Todo = TodoApp.Todo
 
     @Test func addOneAndAddMany() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Synchronization
 import Testing
 
-@Suite struct ConcurrencyTests {
+@Suite(.heavy) struct ConcurrencyTests {
     /// Readers on their own threads, while a writer commits, always see whole commits: the
     /// counter in `meta` equals the number of log entries, and the last entry is the counter's.
     @Test func readersOnSeveralThreadsSeeConsistentSnapshotsWhileAWriterCommits() throws {

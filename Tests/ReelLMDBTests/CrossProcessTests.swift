@@ -1,10 +1,11 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
 /// Several processes on one environment. The other process is a child running this same test
 /// binary (a swift-testing exit test), because LMDB forbids two handles in one process.
-@Suite struct CrossProcessTests {
+@Suite(.heavy) struct CrossProcessTests {
     private static let entriesPerCommit = 100
     private static let commits = 60
     private static let valueSize = 1_000

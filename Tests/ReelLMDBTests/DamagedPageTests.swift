@@ -1,10 +1,11 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
 /// Pages LMDB follows without checking them: a read that meets a damaged one ends in an error, not
 /// in a signal or an abort.
-struct DamagedPageTests {
+@Suite(.heavy) struct DamagedPageTests {
     /// One write transaction of enough keys for a tree of leaves under one branch page; returns
     /// the data file's path and its page size.
     func written(_ dir: String) throws -> (file: String, pageSize: Int) {

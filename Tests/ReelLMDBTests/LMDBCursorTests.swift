@@ -1,8 +1,9 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
-@Suite struct LMDBCursorTests {
+@Suite(.heavy) struct LMDBCursorTests {
     /// An environment with keys 10, 20, …, 100 whose values are "v10", "v20", ….
     private func withTens(_ body: (LMDBEnvironment, LMDBDatabase) throws -> Void) throws {
         try withTemporaryDirectory { dir in

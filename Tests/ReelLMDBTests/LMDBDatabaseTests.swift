@@ -1,8 +1,9 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
-@Suite struct LMDBDatabaseTests {
+@Suite(.heavy) struct LMDBDatabaseTests {
     @Test func namedDatabasesAreSeparateAndPersist() throws {
         try withTemporaryDirectory { dir in
             do {

@@ -1,8 +1,9 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
-@Suite struct LMDBEnvironmentTests {
+@Suite(.heavy) struct LMDBEnvironmentTests {
     @Test func openCreatesMissingDirectoriesAndReportsInfo() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/nested/data"

@@ -1,9 +1,10 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
 /// One function written against `LMDBReadable` serves both transaction kinds.
-@Suite struct LMDBReadableTests {
+@Suite(.heavy) struct LMDBReadableTests {
     /// The kind of helper `LMDBReadable` exists for: one body for reads and writes alike.
     private func latestKey(_ txn: borrowing some LMDBReadable & ~Copyable, _ db: LMDBDatabase) throws -> UInt64? {
         var latest: UInt64?

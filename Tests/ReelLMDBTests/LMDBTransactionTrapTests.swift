@@ -1,11 +1,12 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
 /// Misuses the type system cannot rule out must trap loudly, never deadlock or corrupt.
 /// Each runs in a child process (an exit test) and checks the trap's own message. The parent owns
 /// the temporary directory, since a child that traps runs no cleanup.
-@Suite struct LMDBTransactionTrapTests {
+@Suite(.heavy) struct LMDBTransactionTrapTests {
     private func stderr(of result: ExitTest.Result?) -> String {
         result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
     }

@@ -1,8 +1,9 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
-@Suite struct LMDBWriteTransactionTests {
+@Suite(.heavy) struct LMDBWriteTransactionTests {
     struct Rejected: Error, Equatable { let reason: String }
 
     @Test func putGetDeleteRoundTrip() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Synchronization
 import Testing
 
-@Suite struct MapGrowthTests {
+@Suite(.heavy) struct MapGrowthTests {
     private static let valueSize = 1_000
 
     @Test func aTinyMapGrowsToHoldTwentyMegabytes() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import ReelLMDB
+import ReelTestSupport
 import Testing
 
 /// LMDB trusts its two meta pages; the environment checks them at open.
-struct MetaPagesTests {
+@Suite(.heavy) struct MetaPagesTests {
     /// An environment with a few commits, closed; returns its data file's path.
     func written(_ dir: String) throws -> String {
         let env = try LMDBEnvironment(path: dir, options: testOptions())

@@ -11,7 +11,7 @@ import Testing
 ///
 /// The log's calls block their thread, as they do the store's writer thread: the tests make them
 /// on threads of their own (``onThread(_:)``), never on Swift's cooperative pool.
-@Suite(.timeLimit(.minutes(1))) struct PostgresSharedLogTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct PostgresSharedLogTests {
     static let reducer = ReducerIdentity(name: "todos", version: "1")
 
     static func logger() -> Logger {

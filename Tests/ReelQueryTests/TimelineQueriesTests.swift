@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// The query layer on a real store: the answers the daemon and `reel --data-dir` both give.
-@Suite(.timeLimit(.minutes(1))) struct TimelineQueriesTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct TimelineQueriesTests {
     func set(_ path: String, _ value: JSONValue) -> Action {
         Action(type: "set", payload: ["path": .string(path), "value": value])
     }

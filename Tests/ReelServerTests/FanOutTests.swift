@@ -8,7 +8,7 @@ import Testing
 
 /// Many subscribers served from one shared encoding per commit (the update feed): each still gets
 /// exactly what it would get alone, and one that falls far behind catches up from the log.
-@Suite(.timeLimit(.minutes(2))) struct FanOutTests {
+@Suite(.timeLimit(.minutes(2)), .heavy) struct FanOutTests {
     /// Opens `count` connections at once for `body`.
     func withConnections<R: Sendable>(
         _ server: ServerHarness, _ count: Int, _ body: ([TestConnection]) async throws -> R

@@ -8,7 +8,7 @@ import ReelTestSupport
 import Testing
 
 /// Every stateless method of the protocol against a real store, as the server will call it.
-@Suite(.timeLimit(.minutes(1))) struct MethodHandlerTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct MethodHandlerTests {
     static let me = Peer(uid: 1000, gid: 1000, pid: 42)
 
     /// Runs `body` with a handler over a fresh stock store; peers with uid 666 may only read.

@@ -4,7 +4,7 @@ import Testing
 
 /// The waiting ``Outbox`` adds to ``ConnectionStateMachine``: a reader waits for room, and a writer
 /// that stops releases it.
-@Suite(.timeLimit(.minutes(1))) struct OutboxTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct OutboxTests {
     @Test func aReaderWaitsForRoomUntilTheWriterTakesAnAnswer() async throws {
         let outbox = Outbox(maxInFlight: 1)
         let first = await outbox.reserve()

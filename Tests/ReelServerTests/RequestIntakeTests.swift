@@ -5,7 +5,7 @@ import Testing
 
 /// The event loop's intake: requests routed (and dispatches handed to the store) as they are
 /// read, held while the connection waits for admission or for room, never dropped or reordered.
-@Suite(.timeLimit(.minutes(1))) struct RequestIntakeTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct RequestIntakeTests {
     func line(_ id: Int, _ method: String, _ params: JSONValue? = nil) -> String {
         var members: [String: JSONValue] = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
         if let params { members["params"] = params }

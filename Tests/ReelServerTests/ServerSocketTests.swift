@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// The protocol over a real Unix socket: framing, ordering, errors, peer credentials, subscriptions.
-@Suite(.timeLimit(.minutes(1))) struct ServerSocketTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ServerSocketTests {
     @Test func helloAndPeerCredentialsAreStamped() async throws {
         try await ServerHarness.run { server throws in
             try await server.connect { connection throws in

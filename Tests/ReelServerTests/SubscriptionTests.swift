@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// Subscriptions over a real socket: resuming with `since`, slow readers, limits.
-@Suite(.timeLimit(.minutes(1))) struct SubscriptionTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct SubscriptionTests {
     func dispatch(_ server: ServerHarness, _ count: Int, path: String = "/n", from start: Int = 0) async throws {
         try await server.connect { writer throws in
             for i in start..<(start + count) {

@@ -6,7 +6,7 @@ import ReelTestSupport
 import Testing
 
 /// The action log, idempotency keys and checkpoints on real LMDB files.
-struct DataDirectoryTests {
+@Suite(.heavy) struct DataDirectoryTests {
     func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope {
         ActionEnvelope(
             seq: seq, action: Action(type: "set", payload: ["path": "/n", "value": .int(Int64(seq)), "ü": [1.5, nil, true]]),

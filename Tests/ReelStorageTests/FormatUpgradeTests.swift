@@ -8,7 +8,7 @@ import Testing
 
 /// A directory written by storage format 1 (no checksums), made by the previous release's reeld:
 /// `Fixtures/format1` holds its data file and what `reel export` printed from it then.
-struct FormatUpgradeTests {
+@Suite(.heavy) struct FormatUpgradeTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/format1")
 
     /// The fixture's data file in a fresh directory.

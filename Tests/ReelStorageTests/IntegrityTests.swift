@@ -6,7 +6,7 @@ import ReelTestSupport
 import Testing
 
 /// Checksums on every stored record: damage is an error naming what is damaged, never data.
-struct IntegrityTests {
+@Suite(.heavy) struct IntegrityTests {
     func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope { numberedEnvelope(seq, key: key) }
 
     /// A directory holding actions 1...count, keys on every fifth, checkpoints at 10 and 20.

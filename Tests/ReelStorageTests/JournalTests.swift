@@ -7,7 +7,7 @@ import Testing
 
 /// The journal: one sync per acknowledged group, LMDB later, and nothing acknowledged lost or
 /// unacknowledged served whatever state the two files are found in.
-struct JournalTests {
+@Suite(.heavy) struct JournalTests {
     func envelope(_ seq: UInt64, key: String? = nil) -> ActionEnvelope { numberedEnvelope(seq, key: key) }
 
     /// Groups of `size` actions from `first`, the first action of each keyed "k<seq>".

@@ -6,7 +6,7 @@ import Testing
 
 /// Reading the log ahead on other threads, one segment at a time: the same envelopes in the same
 /// order as the plain walk, whoever decodes which segment.
-struct ReadAheadTests {
+@Suite(.heavy) struct ReadAheadTests {
     /// A log of `count` numbered actions, committed in batches.
     func logged(_ count: UInt64, in path: String) throws -> DataDirectory {
         let data = try DataDirectory(path: path, reducerName: "test")

@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// How the writer asks for checkpoints of a state that takes long to encode.
-struct CheckpointEncodingTests {
+@Suite(.heavy) struct CheckpointEncodingTests {
     /// A counter whose conversion to JSON (what a checkpoint encodes) takes `encodeDelay`, as a
     /// large state's does.
     struct SlowState: StoreState {

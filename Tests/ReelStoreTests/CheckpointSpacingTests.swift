@@ -8,7 +8,7 @@ import Testing
 
 /// Checkpoints every N actions, or sooner when the actions since the last one are heavy: the
 /// replay behind any seq stays bounded in bytes, not only in count.
-struct CheckpointSpacingTests {
+@Suite(.heavy) struct CheckpointSpacingTests {
     /// An action of about 4 KB in the log.
     static func heavy(_ i: Int) -> Action {
         Action(type: "set", payload: ["path": .string("/blob\(i % 3)"), "value": .string(String(repeating: "x", count: 4_000) + "\(i)")])

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// The outcome of a submitted dispatch, by callback and by `await`.
-@Suite(.timeLimit(.minutes(1))) struct DispatchTicketTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct DispatchTicketTests {
     /// What callbacks heard: a seq, or the name of an error's code.
     final class Outcomes: Sendable {
         let seen = Mutex<[String]>([])

@@ -8,7 +8,7 @@ import Testing
 
 /// A long replay at open says how far it got: a new reducer version finds no checkpoint of its
 /// own and replays the whole log, which a daemon reports to systemd (and extends its start timeout).
-@Suite(.timeLimit(.minutes(2))) struct OpenProgressTests {
+@Suite(.timeLimit(.minutes(2)), .heavy) struct OpenProgressTests {
     @Test func aReplayAtOpenReportsTheSeqsItReached() async throws {
         let directory = try TemporaryDirectory()
         let count: UInt64 = 140_000

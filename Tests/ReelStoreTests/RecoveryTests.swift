@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// Opening a data directory again: checkpoints, replay, reducer versions.
-struct RecoveryTests {
+@Suite(.heavy) struct RecoveryTests {
     static func definition(version: String) -> StoreDefinition<JSONValue> {
         var definition = StoreDefinition<JSONValue>.stock
         definition.identity.version = version

@@ -9,7 +9,7 @@ import Testing
 
 /// Replaying from any checkpoint gives exactly the state replaying from the start gives, for random
 /// action sequences (refused actions, reverts and batches included).
-struct ReplayPropertyTests {
+@Suite(.heavy) struct ReplayPropertyTests {
     /// Turns a random number into one stock action over a small key space, so that actions collide
     /// and some are refused (removing what is gone, incrementing a list…).
     static func action(_ code: Int, latest: UInt64) -> Action {

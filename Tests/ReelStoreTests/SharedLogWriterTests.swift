@@ -128,7 +128,7 @@ final class InMemorySharedLog: SharedLog, @unchecked Sendable {
     func close() {}
 }
 
-struct SharedLogWriterTests {
+@Suite(.heavy) struct SharedLogWriterTests {
     func set(_ path: String, _ value: JSONValue) -> Action {
         Action(type: "set", payload: ["path": .string(path), "value": value])
     }

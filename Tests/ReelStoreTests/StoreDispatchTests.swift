@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// Dispatching through the real writer into real LMDB files.
-struct StoreDispatchTests {
+@Suite(.heavy) struct StoreDispatchTests {
     func set(_ path: String, _ value: JSONValue) -> Action {
         Action(type: "set", payload: ["path": .string(path), "value": value])
     }
@@ -263,7 +263,7 @@ struct StoreDispatchTests {
 }
 
 /// Watching commits: what subscription hubs build on.
-struct CommitStreamTests {
+@Suite(.heavy) struct CommitStreamTests {
     @Test func aWatcherHearsTheLatestSeqAndTheEndOfTheStore() async throws {
         let dir = try TemporaryDirectory()
         let store = try Store(path: dir.path, definition: .stock)

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 /// The store-side engines of `reel bisect`, `reel verify` and `reel import`, on real LMDB files.
-@Suite struct TimeTravelToolTests {
+@Suite(.heavy) struct TimeTravelToolTests {
     /// A store whose `/n` counts up by one per action, `count` actions, checkpoint every `every`.
     static func counting(_ count: Int, every: UInt64, in directory: borrowing TemporaryDirectory) async throws -> Store<JSONValue> {
         let store = try Store(

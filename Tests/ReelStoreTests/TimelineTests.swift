@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// State at a seq, diffs, what-if replays, history and revert, on a real log.
-struct TimelineTests {
+@Suite(.heavy) struct TimelineTests {
     func set(_ path: String, _ value: JSONValue) -> Action {
         Action(type: "set", payload: ["path": .string(path), "value": value])
     }

@@ -8,7 +8,7 @@ import Testing
 
 /// The writer's two copies of the state (its own, changed in place, and the one readers see):
 /// whatever happens to a group, readers see exactly the committed history.
-struct WriterCopiesTests {
+@Suite(.heavy) struct WriterCopiesTests {
     /// The same directory read by replay only, for comparison.
     func replayed(_ store: Store<JSONValue>, at seq: UInt64) throws -> JSONValue {
         try Timeline(directory: store.directory, definition: RecoveryTests.definition(version: "replay-only")).state(at: seq)

@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// `bisect` and `verify`, live and offline, including a checkpoint that disagrees with the log.
-@Suite(.timeLimit(.minutes(1))) struct InvestigateCommandTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct InvestigateCommandTests {
     @Test(arguments: Access.allCases) func bisectFindsTheFirstSeqWhereAConditionHolds(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let human = await story.run(access, ["bisect", "/character/hp <= 0"])
@@ -84,7 +84,7 @@ import Testing
 }
 
 /// Damage on disk: `reel verify` names every damaged record and exits 1; no command serves it.
-@Suite struct DamageReportTests {
+@Suite(.heavy) struct DamageReportTests {
     /// A closed data directory of 12 actions (checkpoints at 4 and 8, and at 12 on shutdown).
     func written(_ path: String) async throws {
         let store = try Store(path: path, definition: .stock, options: StoreOptions(checkpointEvery: 4))
@@ -153,7 +153,7 @@ import Testing
 }
 
 /// The daemon's `bisect` method, which live `reel bisect` uses, on the wire.
-@Suite(.timeLimit(.minutes(1))) struct BisectMethodTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct BisectMethodTests {
     @Test func theDaemonBisectsWithItsCheckpointsAndRefusesABadCondition() async throws {
         let story = try await StoryDaemon.started()
         try await TestConnection.open(socketPath: story.daemon.socketPath) { connection in

@@ -5,7 +5,7 @@ import Testing
 
 /// `get`, `log`, `show`, `diff`, `replay`, `stats`, `checkpoints` through the real parser, live
 /// against a real daemon and offline on its data directory while it runs; outputs checked.
-@Suite(.timeLimit(.minutes(1))) struct ReadCommandTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ReadCommandTests {
     @Test(arguments: Access.allCases) func getPrintsTheStateAndSlicesAtAnySeq(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let whole = await story.run(access, ["get"])

@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// `dispatch`, `revert`, `watch` and `log --follow` against a real daemon; their offline refusals.
-@Suite(.timeLimit(.minutes(1))) struct WriteCommandTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct WriteCommandTests {
     @Test func dispatchPrintsTheSeqOnceDurable() async throws {
         let story = try await StoryDaemon.started(seed: false)
         let first = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/n","value":1}"#])

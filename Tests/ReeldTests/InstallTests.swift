@@ -6,7 +6,7 @@ import Testing
 /// unit files (`systemd-analyze verify`), the sysusers.d and tmpfiles.d entries (applied to a
 /// scratch root), the completions. The man pages need a build of the package, which cannot run
 /// inside `swift test` (it holds the build directory): `.ci/run` installs with them.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct InstallTests {
+@Suite(.serialized, .timeLimit(.minutes(2)), .heavy) struct InstallTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func installsIntoAPrefixAndWorksFromThere() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// backup, more dispatches, the daemon stopped, its directory moved aside and the backup copied in,
 /// verified, served again at the backup's seq; the actions after the backup still readable from
 /// the old directory.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct OperationsRestoreTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct OperationsRestoreTests {
     @Test func theDocumentedRestoreServesTheBackupsSeq() async throws {
         let dir = try TemporaryDirectory()
         let data = dir.sub("data"), socket = dir.sub("reel.sock"), backup = dir.sub("backup")

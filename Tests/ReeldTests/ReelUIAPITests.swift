@@ -6,7 +6,7 @@ import Testing
 /// `reel ui`'s server, live against a real daemon and offline on its data directory: the token,
 /// and every API answer checked against what the `reel` command for the same question prints.
 /// (ReelUIBrowserTests drives the page itself in Chromium.)
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ReelUIAPITests {
+@Suite(.serialized, .timeLimit(.minutes(2)), .heavy) struct ReelUIAPITests {
     /// A running `reel ui` and the URL it printed.
     struct Page {
         let program: RunningProgram

@@ -9,7 +9,7 @@ import Testing
 /// set to `none`, and, when the tests run as root, a second uid (`nobody`) connecting through
 /// `setpriv`. A refused request is answered 1004 before anything is served: nothing is logged,
 /// no subscription starts.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldAccessPolicyTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldAccessPolicyTests {
     /// One valid request of every method, the `id` being the index: the permission is checked
     /// after the params, so each must pass its params check to reach the policy.
     static let everyMethod: [(method: String, params: JSONValue?)] = [
@@ -145,7 +145,7 @@ import Testing
 
 /// Another uid than the daemon's, for real: a peer run as `nobody` through `setpriv`. Only root
 /// can switch users, so these run only as root (they show as skipped otherwise).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldAccessPolicyOtherUserTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldAccessPolicyOtherUserTests {
     static let nobody: UInt32 = 65534
     static let setpriv = "/usr/bin/setpriv"
     static let perl = "/usr/bin/perl"

@@ -5,7 +5,7 @@ import Testing
 
 /// Idempotency keys are committed with their actions, so they outlive a crash: a retry after a
 /// `kill -9` is answered as a duplicate, with the first seqs, and changes nothing.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldCrashIdempotencyTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldCrashIdempotencyTests {
     @Test func keysAcknowledgedBeforeAKillNineAreDuplicatesAfterIt() async throws {
         let dir = try TemporaryDirectory()
         let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))

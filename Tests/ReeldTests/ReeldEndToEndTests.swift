@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// The real `reeld` executable, spoken to over its socket.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldEndToEndTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldEndToEndTests {
     @Test func servesStopsGracefullyAndKeepsItsStateAcrossRestarts() async throws {
         let dir = try TemporaryDirectory()
         let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))

@@ -6,7 +6,7 @@ import Testing
 /// SIGTERM while clients pipeline dispatches, through the real `reeld`: the daemon answers every
 /// request it read before it closes a connection, so what it committed and what it acknowledged
 /// are the same actions.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldGracefulShutdownTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldGracefulShutdownTests {
     static let connections = 8
     /// Enough that the daemon cannot have read them all when SIGTERM comes after the first 160
     /// answers: at 2,000 a faster daemon (answers written in batches) sometimes had, and the test
@@ -144,7 +144,7 @@ extension ReeldGracefulShutdownTests {
 }
 
 /// The end of a peer's input, as Ctrl-D in `socat` makes it, is not the end of its answers.
-@Suite(.timeLimit(.minutes(1))) struct ReeldEndOfInputTests {
+@Suite(.timeLimit(.minutes(1)), .heavy) struct ReeldEndOfInputTests {
     @Test func aPeerThatEndsItsInputGetsEveryAnswerThenTheClose() async throws {
         let dir = try TemporaryDirectory()
         let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))

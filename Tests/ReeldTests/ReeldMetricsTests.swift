@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// `reeld --metrics`: a real daemon scraped over HTTP, its figures moving with what clients do.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldMetricsTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldMetricsTests {
     @Test func figuresMoveWithDispatchesRefusalsAndALaggingSubscriber() async throws {
         let dir = try TemporaryDirectory()
         let metricsSocket = dir.sub("metrics.sock")

@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// Every method and error code of the protocol against the real `reeld` executable.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldProtocolTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldProtocolTests {
     @Test func everyMethodAndErrorCode() async throws {
         let dir = try TemporaryDirectory()
         let daemon = SpawnedDaemon(

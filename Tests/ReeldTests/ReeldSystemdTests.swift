@@ -5,7 +5,7 @@ import Testing
 
 /// `reeld` under systemd's protocols, with the test playing systemd's part: readiness, status and
 /// watchdog messages on a datagram socket, and a listening socket passed in (socket activation).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReeldSystemdTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldSystemdTests {
     @Test func readyStatusAndWatchdogPingsWhileTheWriterIsHealthy() async throws {
         let dir = try TemporaryDirectory()
         let systemd = try NotifyListener(path: dir.sub("notify"))
