@@ -26,9 +26,7 @@ import Testing
         let subscription = try await client.subscribe()
         let pending = Task { await clientError { () throws(ReelClientError) in try await client.get() } }
         // Wait until the get is on the wire, so that close() meets it in flight.
-        try await withDeadline(.seconds(10), "the get to reach the daemon") {
-            while server.received("get").isEmpty { try await Task.sleep(for: .milliseconds(1)) }
-        }
+        try await waitUntil("the get to reach the daemon") { !server.received("get").isEmpty }
 
         await client.close()
         let error = await pending.value

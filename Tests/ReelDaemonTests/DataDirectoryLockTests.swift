@@ -49,7 +49,7 @@ import Testing
         #expect(again.isHeld)
     }
 
-    @Test func aLockHeldByAnotherProcessRefusesUntilItDies() throws {
+    @Test func aLockHeldByAnotherProcessRefusesUntilItDies() async throws {
         let dir = try TemporaryDirectory()
         let file = dir.sub("reeld.lock")
         // The shell opens the file, has flock(1) lock that open file description, then becomes
@@ -58,10 +58,10 @@ import Testing
         holder.executableURL = URL(fileURLWithPath: "/bin/sh")
         holder.arguments = ["-c", "exec 9>>\"$0\" && /usr/bin/flock 9 && exec sleep 60", file]
         try holder.run()
-        var waited = 0
-        while try Self.otherProcessCanLock(file), waited < 500 {
-            usleep(10_000)
-            waited += 1
+        // The shell becomes `sleep` only once flock(1) holds the lock.
+        let pid = holder.processIdentifier
+        try await waitUntil("the holder to lock the file and become sleep") {
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) == "sleep\n"
         }
         #expect(try !Self.otherProcessCanLock(file))
 

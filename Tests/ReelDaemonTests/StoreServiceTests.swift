@@ -29,16 +29,16 @@ import Testing
 
     /// Opens the store again. The closed store's LMDB environment is released when its last
     /// reference (the writer thread's, just after `close()` returns) goes away, so this retries
-    /// a "busy" answer for a moment.
+    /// a "busy" answer until then.
     func reopen(_ path: String, logger: Logger) async throws -> Store<JSONValue> {
-        for _ in 0..<100 {
+        var reopened: Store<JSONValue>?
+        try await waitUntil("the closed store's environment to be released (an open not refused as busy)") {
             let opened = Result { () throws(StoreError) in try Store(path: path, definition: .stock, logger: logger) }
-            guard case .failure(let error) = opened, error.message.hasSuffix("Device or resource busy") else {
-                return try opened.get()
-            }
-            try await Task.sleep(for: .milliseconds(20))
+            if case .failure(let error) = opened, error.message.hasSuffix("Device or resource busy") { return false }
+            reopened = try opened.get()
+            return true
         }
-        return try Store(path: path, definition: .stock, logger: logger)
+        return try #require(reopened)
     }
 
     /// Runs the service in a group, dispatches, shuts down; the store is released on return.

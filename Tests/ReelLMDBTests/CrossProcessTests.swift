@@ -11,20 +11,26 @@ import Testing
     private static let valueSize = 1_000
 
     /// A read-only process reads consistent snapshots while this process appends and grows the
-    /// map from 64 KiB, so the reader must also adopt the map size (MDB_MAP_RESIZED).
+    /// map from 64 KiB, so the reader must also adopt the map size (MDB_MAP_RESIZED). The writer
+    /// pauses twice, a third and two thirds of the way, until the reader has seen its latest
+    /// commit (the reader writes the largest count it saw to a file): at least three distinct
+    /// snapshots, however the two processes are scheduled on a busy machine.
     @Test func aReadOnlyProcessReadsWhileAnotherProcessWrites() async throws {
         try await withTemporaryDirectory { dir in
             let env = try LMDBEnvironment(path: dir + "/env", options: testOptions(mapSize: 64 << 10, maxMapSize: 1 << 30))
             let log = try #require(try env.openDatabase("log", create: true))
             let initialMapSize = env.mapSize
             let ready = dir + "/reader-ready"
+            let seen = dir + "/reader-seen"
 
             let writer = Thread {
-                // Start writing only once the reader has opened the environment at the small size.
-                let deadline = Date().addingTimeInterval(60)
-                while !FileManager.default.fileExists(atPath: ready) && Date() < deadline { usleep(1_000) }
+                // Start writing only once the reader has opened the environment at the small size
+                // (or gave up: the child's failure says why).
+                try? blockUntil("the reader to open the environment", timeout: .seconds(60)) {
+                    FileManager.default.fileExists(atPath: ready)
+                }
                 var seq: UInt64 = 0
-                for _ in 0..<Self.commits {
+                for commit in 1...Self.commits {
                     _ = try? env.write { txn in
                         for index in 1...UInt64(Self.entriesPerCommit) {
                             try txn.put(patternValue(Int(seq + index), count: Self.valueSize), forKey: seq + index,
@@ -32,7 +38,12 @@ import Testing
                         }
                     }
                     seq += UInt64(Self.entriesPerCommit)
-                    usleep(2_000)
+                    if commit == Self.commits / 3 || commit == 2 * Self.commits / 3 {
+                        // Until the reader has seen this commit (or gave up: its own deadline).
+                        try? blockUntil("the reader to see seq \(seq)", timeout: .seconds(60)) {
+                            (try? String(contentsOfFile: seen, encoding: .utf8)).flatMap { UInt64($0) } ?? 0 >= seq
+                        }
+                    }
                 }
             }
             writer.start()
@@ -60,21 +71,20 @@ import Testing
                         childRequire(lastKey == UInt64(count), "last key \(lastKey) with \(count) entries")
                         return count
                     }
-                    counts.insert(count)
+                    if counts.insert(count).inserted, count == counts.max() {
+                        childRequire((try? String(count).write(toFile: dir + "/reader-seen", atomically: true, encoding: .utf8)) != nil, "seen file")
+                    }
                 }
                 childRequire(counts.count >= 3, "only \(counts.count) distinct snapshots: no concurrency seen")
                 childRequire(env.mapSize > initialMapSize, "the reader never adopted the grown map")
             }
             // Should the child have failed before signalling, release the writer anyway.
             _ = FileManager.default.createFile(atPath: ready, contents: nil)
+            try? String(UInt64.max).write(toFile: seen, atomically: true, encoding: .utf8)
             let stderr = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
             #expect(!stderr.contains("child check failed"), "\(stderr)")
             // Wait for the writer, so that it is done with the environment before the checks.
-            let writerDeadline = Date().addingTimeInterval(60)
-            while !writer.isFinished {
-                try #require(Date() < writerDeadline, "the writer thread did not finish within 60 s")
-                usleep(1_000)
-            }
+            try await waitUntil("the writer thread to finish", timeout: .seconds(60)) { writer.isFinished }
             #expect(try env.read { try $0.count(in: log) } == Self.commits * Self.entriesPerCommit)
         }
     }

@@ -126,6 +126,8 @@ import Testing
         try await withTemporaryDirectory { dir in
             let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
                 [dir = dir as String] in
+                // A deadline, not a wait for anything: a deadlock (what this test would catch) ends
+                // the child with a failure instead of hanging it.
                 Thread.detachNewThread {
                     sleep(30)
                     childRequire(false, "deadlocked")
@@ -139,7 +141,7 @@ import Testing
                         try! env.read { _ in
                             readOpen.signal()
                             // Until the writer has filled the map and its growth waits for this reader.
-                            while !env.isGrowthWaiting { usleep(1_000) }
+                            childRequire((try? blockUntil("the growth to wait", timeout: .seconds(30)) { env.isGrowthWaiting }) != nil, "the growth never waited")
                             childRequire(!writerDone.load(ordering: .acquiring), "the growth did not wait for the reader")
                             try env.read { txn in _ = try txn.count(in: blobs) }
                         }

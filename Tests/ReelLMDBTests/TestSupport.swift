@@ -68,7 +68,9 @@ func childRequire(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 /// For exit-test children expected to trap: if they are still alive after `seconds` (for example
-/// deadlocked instead of trapping), end them with success so the parent's expectation fails.
+/// deadlocked instead of trapping), end them with success so the parent's expectation fails. The
+/// sleep is a deadline for a hang (the thing under test: a trap, not a deadlock), not a wait for
+/// anything; a child reaches its trap well within it even on a busy machine.
 func exitSuccessfullyAfter(seconds: UInt32) {
     Thread.detachNewThread {
         sleep(seconds)

@@ -4,13 +4,12 @@ import Testing
 
 /// The waiting ``Outbox`` adds to ``ConnectionStateMachine``: a reader waits for room, and a writer
 /// that stops releases it.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct OutboxTests {
+@Suite(.timeLimit(.minutes(1))) struct OutboxTests {
     @Test func aReaderWaitsForRoomUntilTheWriterTakesAnAnswer() async throws {
         let outbox = Outbox(maxInFlight: 1)
         let first = await outbox.reserve()
         #expect(first == 0)
-        let waiting = Task { await outbox.reserve() }
-        try await Task.sleep(for: .milliseconds(50))
+        let waiting = try await startSuspended("a reader of a full outbox") { await outbox.reserve() }
         #expect(outbox.takeReady().slots.isEmpty)
         outbox.fill(0, with: Array("a\n".utf8))
         #expect(outbox.takeReady().slots.count == 1)
@@ -20,8 +19,7 @@ import Testing
     @Test func aWriterThatStopsReleasesAWaitingReader() async throws {
         let outbox = Outbox(maxInFlight: 1)
         _ = await outbox.reserve()
-        let waiting = Task { await outbox.reserve() }
-        try await Task.sleep(for: .milliseconds(50))
+        let waiting = try await startSuspended("a reader of a full outbox") { await outbox.reserve() }
         outbox.abort()
         #expect(await waiting.value == nil)
     }

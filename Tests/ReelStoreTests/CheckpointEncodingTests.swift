@@ -9,7 +9,8 @@ import Testing
 /// How the writer asks for checkpoints of a state that takes long to encode.
 @Suite(.heavy) struct CheckpointEncodingTests {
     /// A counter whose conversion to JSON (what a checkpoint encodes) takes `encodeDelay`, as a
-    /// large state's does.
+    /// large state's does. The sleep is the thing under test (an encode that takes long), not a
+    /// wait for anything: on a busy machine it only takes longer, which the bound below allows.
     struct SlowState: StoreState {
         static let encodeDelay = 0.3
         var count = 0

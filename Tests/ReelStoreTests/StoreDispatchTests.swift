@@ -83,7 +83,9 @@ import Testing
             tickets.append(store.prepare(batch: [set("/a", .int(Int64(value)))], into: &batch))
         }
         tickets.append(store.prepare(batch: [], into: &batch))  // no actions: refused
-        try await Task.sleep(for: .milliseconds(50))
+        // A round trip through the writer's queue: whatever had been handed to the writer before
+        // it is settled when it returns.
+        #expect(await store.probeWriter())
         #expect(!tickets.contains { $0.isSettled }, "dispatched before the batch was submitted")
         #expect(store.snapshot.seq == 0)
         #expect(!store.submit(batch))

@@ -19,3 +19,13 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
     public var limit: Duration
     public var description: String { "waited \(limit) for \(what)" }
 }
+
+/// ``waitUntil(_:timeout:_:)`` for code that runs on a thread of its own and may block it (a
+/// test's own thread, an exit test's child): checks `condition` every millisecond.
+public func blockUntil(_ what: @autoclosure () -> String, timeout: Duration = .seconds(20), _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + timeout
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { throw WaitTimedOut(what: what(), limit: timeout) }
+        usleep(1_000)
+    }
+}

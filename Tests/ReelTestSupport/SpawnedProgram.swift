@@ -160,6 +160,27 @@ public final class SpawnedDaemon: @unchecked Sendable {
         }.joined(separator: "\n")
     }
 
+    /// Whether a thread of the daemon sleeps in `nanosleep` or `clock_nanosleep`: where a
+    /// `REEL_CRASH_POINT=…:hang` leaves the thread that reached it (nothing else in the daemon
+    /// sleeps so; its threads wait on futexes and epoll).
+    public var hasThreadInSleep: Bool {
+        let pid = process.processIdentifier
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        #if arch(x86_64)
+        let sleeps: Set<Substring> = ["35", "230"]
+        #elseif arch(arm64)
+        let sleeps: Set<Substring> = ["101", "115"]
+        #else
+        let sleeps: Set<Substring> = []
+        #endif
+        return tasks.contains { task in
+            let directory = "/proc/\(pid)/task/\(task)"
+            let syscall = (try? String(contentsOfFile: "\(directory)/syscall", encoding: .utf8)) ?? ""
+            let wchan = (try? String(contentsOfFile: "\(directory)/wchan", encoding: .utf8)) ?? ""
+            return syscall.split(separator: " ").first.map(sleeps.contains) == true || wchan.contains("nanosleep")
+        }
+    }
+
     /// Runs a daemon that is expected to refuse to start, to its end: its status and what it
     /// printed on stderr.
     public func runToExit() async throws -> (status: Int32, stderr: String) {

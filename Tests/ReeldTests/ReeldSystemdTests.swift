@@ -41,10 +41,16 @@ import Testing
         let hung = try RawSocket.connectUnix(daemon.socketPath)
         defer { close(hung) }
         try RawSocket.send(hung, Array(#"{"jsonrpc":"2.0","id":2,"method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/n","value":2}}}}"#.utf8 + [10]))
-        // Half a second for the daemon to reach the hang (and a probe answered just before it to
-        // land), then ten ping periods: a timer that pinged whatever the writer does would send ten.
-        try await Task.sleep(for: .milliseconds(500))
+        try await waitUntil("the commit to hang at its crash point (a thread of reeld in nanosleep)") {
+            daemon.hasThreadInSleep
+        }
+        // The sleeps below are the thing under test: an absence of pings for ten ping periods
+        // each (a timer that pinged whatever the writer does would send ten). In the first, a
+        // probe answered just before the hang may still land one; in the second, none may come.
+        let pingsAtHang = systemd.count("WATCHDOG=1")
+        try await Task.sleep(for: .seconds(1))
         let pingsAfterHang = systemd.count("WATCHDOG=1")
+        #expect(pingsAfterHang <= pingsAtHang + 1, "pings went on while the writer hung")
         try await Task.sleep(for: .seconds(1))
         #expect(systemd.count("WATCHDOG=1") == pingsAfterHang, "pings went on while the writer hung")
         _ = try await daemon.stop(signal: SIGKILL)

@@ -44,29 +44,49 @@ import Testing
     struct Outcome: Sendable {
         var acknowledged: [String: UInt64] = [:]
         var refusedCodes: [Int64] = []
+        /// Dispatches sent (each acknowledged, refused, or cut short by the connection's end).
+        var sent = 0
     }
 
-    /// What the load of a test shares between its tasks.
+    /// What the load of a test shares between its tasks: whether to go on, whether PostgreSQL is
+    /// stopped (an outage), and how many dispatches each node acknowledged so far.
     final class LoadState: Sendable {
         let running = Atomic<Bool>(true)
+        let outage = Atomic<Bool>(false)
         let outcomes = Mutex<[Outcome]>([])
+        private let acknowledgedBySocket = Mutex<[String: Int]>([:])
+
+        func acknowledged(at socket: String) -> Int { acknowledgedBySocket.withLock { $0[socket] ?? 0 } }
+        func countAcknowledged(at socket: String) { acknowledgedBySocket.withLock { $0[socket, default: 0] += 1 } }
+
+        /// Waits until the outage ends (or the load does).
+        func waitForTheOutageToEnd() async throws {
+            try await waitUntil("the end of the outage", timeout: .seconds(120)) {
+                !outage.load(ordering: .relaxed) || !running.load(ordering: .relaxed)
+            }
+        }
     }
 
     /// Dispatches `count` actions, one at a time, each setting `/m-<tag>-<i>`, until done or
-    /// the connection ends (a killed node); `pause` between them.
-    static func dispatcher(_ socket: String, tag: String, count: Int, pause: Duration = .zero) async -> Outcome {
+    /// the connection ends (a killed node). With a `load`, also until the load stops, counting
+    /// the acknowledged dispatches; and a refusal during its outage means the dispatcher found
+    /// it: it ends there, and its caller waits for the outage to end rather than retry at once.
+    static func dispatcher(_ socket: String, tag: String, count: Int = .max, load: LoadState? = nil) async -> Outcome {
         var outcome = Outcome()
         _ = try? await TestConnection.open(socketPath: socket) { connection in
             for i in 0..<count {
+                if let load, !load.running.load(ordering: .relaxed) { break }
                 let mark = "\(tag)-\(i)"
                 let params: JSONValue = ["action": ["type": "set", "payload": ["path": .string("/m-\(mark)"), "value": .int(Int64(i))]]]
+                outcome.sent += 1
                 let response = try await connection.request(i, "dispatch", params)
                 if let seq = response["result"]?["seq"]?.intValue {
                     outcome.acknowledged[mark] = UInt64(seq)
+                    load?.countAcknowledged(at: socket)
                 } else if let code = response["error"]?["code"]?.intValue {
                     outcome.refusedCodes.append(code)
+                    if let load, load.outage.load(ordering: .relaxed) { break }
                 }
-                if pause > .zero { try await Task.sleep(for: pause) }
             }
         }
         return outcome
@@ -191,21 +211,30 @@ import Testing
         let cluster = try Cluster(url: try await server.createDatabase("kill_nine"), nodes: 3)
         try await cluster.start()
         let victim = cluster.nodes[0]
+        // The other nodes' dispatchers go on until each of them has acknowledged 20 more after
+        // the kill: the load spans it, whatever the machine's pace.
+        let load = LoadState()
         async let killedSide = Self.dispatcher(victim.socketPath, tag: "victim", count: 100_000)
         async let others = withTaskGroup(of: Outcome.self) { group in
             for (index, node) in cluster.nodes.enumerated().dropFirst() {
-                group.addTask { await Self.dispatcher(node.socketPath, tag: "n\(index)", count: 120, pause: .milliseconds(2)) }
+                group.addTask { await Self.dispatcher(node.socketPath, tag: "n\(index)", load: load) }
             }
             return await group.reduce(into: [Outcome]()) { $0.append($1) }
         }
+        let otherSockets = cluster.nodes.dropFirst().map(\.socketPath)
         try await waitUntil("the victim acknowledged some", timeout: .seconds(30)) { try await Self.seq(victim.socketPath) > 30 }
+        let beforeKill = otherSockets.map { load.acknowledged(at: $0) }
         #expect(try await victim.stop(signal: SIGKILL) == SIGKILL)  // Process reports the signal itself
+        try await waitUntil("the other nodes to acknowledge 20 dispatches each after the kill", timeout: .seconds(60)) {
+            zip(otherSockets, beforeKill).allSatisfy { load.acknowledged(at: $0) >= $1 + 20 }
+        }
+        load.running.store(false, ordering: .relaxed)
         let (victimOutcome, othersOutcome) = await (killedSide, others)
         #expect(victimOutcome.acknowledged.count > 0)
         try await victim.start()
         var acknowledged = victimOutcome.acknowledged
         for outcome in othersOutcome { acknowledged.merge(outcome.acknowledged) { a, _ in a } }
-        #expect(othersOutcome.allSatisfy { $0.acknowledged.count == 120 })
+        #expect(othersOutcome.allSatisfy { $0.acknowledged.count == $0.sent }, "the other nodes refused or lost some: \(othersOutcome.map(\.refusedCodes))")
         let latest = try await Self.seq(cluster.nodes[1].socketPath)
         try await Self.expectOneHistory(cluster, acknowledged: acknowledged, latest: latest)
         await cluster.stop()
@@ -256,8 +285,9 @@ import Testing
                     group.addTask {
                         var round = 0
                         while shared.running.load(ordering: .relaxed) {
+                            if shared.outage.load(ordering: .relaxed) { try? await shared.waitForTheOutageToEnd() }
                             round += 1
-                            let outcome = await Self.dispatcher(node.socketPath, tag: "n\(index)r\(round)", count: 20, pause: .milliseconds(5))
+                            let outcome = await Self.dispatcher(node.socketPath, tag: "n\(index)r\(round)", count: 20, load: shared)
                             shared.outcomes.withLock { $0.append(outcome) }
                         }
                     }
@@ -265,6 +295,8 @@ import Testing
             }
         }
         try await waitUntil("some dispatches before the outage", timeout: .seconds(30)) { try await Self.seq(cluster.nodes[0].socketPath) > 20 }
+        // From here, a dispatcher refused (it found the outage) waits for the restart.
+        shared.outage.store(true, ordering: .relaxed)
         try await server.stop(mode: .fast)
         try await waitUntil("a dispatch refused with 1010 during the outage", timeout: .seconds(30)) {
             shared.outcomes.withLock { $0.contains { $0.refusedCodes.contains(1010) } }
@@ -278,6 +310,7 @@ import Testing
         }
         #expect(HTTPGet.sample(try cluster.metrics(1), "reel_shared_log_reachable") == 0)
         try await server.start()
+        shared.outage.store(false, ordering: .relaxed)
         let resumedAt = try await Self.seq(cluster.nodes[0].socketPath)
         try await waitUntil("dispatches acknowledged again after the outage", timeout: .seconds(30)) {
             try await Self.seq(cluster.nodes[0].socketPath) > resumedAt + 20
