@@ -140,7 +140,9 @@ import Testing
         defer { close(idle) }
         let stopping = ContinuousClock.now
         try await page.stop()
-        #expect(ContinuousClock.now - stopping < .seconds(5))
+        // Its 1 s grace, not forever (`finish` would give up at 20 s); the margin is for a busy
+        // machine.
+        #expect(ContinuousClock.now - stopping < .seconds(15), "reel ui took long to stop after Ctrl-C")
         #expect(try await daemon.stop() == 0)
 
         // Offline on the same data: the same answers, and no dispatch.
