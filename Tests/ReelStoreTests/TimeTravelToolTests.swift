@@ -32,12 +32,13 @@ import Testing
         defer { Task { await store.close() } }
         let goal = Int64(target)
         let reached: (JSONValue) -> Bool = { ($0["n"]?.intValue ?? 0) >= goal }
-        let result = try store.timeline.bisect(where: reached)
-        #expect(result.seq == UInt64(target))
         // About 10 checkpoints plus start and end, then the actions between two of them: about
         // log2(12) + log2(gap) + 2 probes, far below one per action. (A checkpoint due while
-        // another is being encoded comes later, so the gaps are measured, not assumed.)
+        // another is being encoded comes later, and is stored with a later commit, so the gaps
+        // are measured, not assumed: before the bisect, which sees these checkpoints or more.)
         let seqs = [0] + (try store.timeline.directory.checkpointHeaders().map(\.seq)) + [10_000]
+        let result = try store.timeline.bisect(where: reached)
+        #expect(result.seq == UInt64(target))
         let widestGap = Int(zip(seqs, seqs.dropFirst()).map { $1 - $0 }.max() ?? 10_000)
         let probes = result.probes, replayed = result.actionsReplayed
         #expect(probes <= 5 + Int(log2(Double(max(widestGap, 2))).rounded(.up)) + 2, "\(probes) probes with checkpoints at \(seqs)")
@@ -85,13 +86,18 @@ import Testing
             try stock.reduce(into: &state, action: action)
         }
         let timeline = Timeline(directory: store.directory, definition: definition)
-        // Checkpoints land on commit boundaries, up to one 500-action batch past each multiple.
-        let bound = 2 * min(size, checkpointEvery + 500)
+        // Checkpoints land on commit boundaries, up to one 500-action batch past each multiple;
+        // one due while another is being encoded comes later, and is stored with a later commit
+        // (so the last may not be stored yet): the widest interval is measured before the
+        // bisects, which see these checkpoints or more.
+        let seqs = [0] + (try store.directory.checkpointHeaders().map(\.seq)) + [UInt64(size)]
+        let widestGap = Int(zip(seqs, seqs.dropFirst()).map { $1 - $0 }.max() ?? UInt64(size))
+        let bound = 2 * max(widestGap, min(size, checkpointEvery + 500))
         for target in [1, size / 3, size - 1, size] {
             folds.reset()
             let result = try timeline.bisect { (state: JSONValue) in (state["n"]?.intValue ?? 0) >= Int64(target) }
             #expect(result.seq == UInt64(target))
-            #expect(folds.value <= bound, "\(folds.value) actions folded to bisect \(size) actions (bound \(bound))")
+            #expect(folds.value <= bound, "\(folds.value) actions folded to bisect \(size) actions (bound \(bound), checkpoints at \(seqs))")
         }
     }
 
@@ -99,9 +105,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try await Self.counting(3_000, every: 1_000, in: directory)
         await store.close()
-        // Checkpoints fall on commit boundaries near every 1,000 actions.
+        // Checkpoints fall on commit boundaries near every 1,000 actions, and at the end (one due
+        // while another is being encoded comes later: on a busy machine, with the last).
         let seqs = try store.directory.checkpointHeaders().map(\.seq)
-        #expect(seqs.count == 3)
+        try #require(seqs.count >= 2 && seqs.last == 3_000, "\(seqs)")
         // A checkpoint whose bytes do not match its hash must never be used.
         var damaged = try #require(try store.directory.checkpoint(at: seqs[1]))
         damaged.stateBytes = Checkpoint(seq: seqs[1], reducer: damaged.reducer, time: damaged.time, state: ["n": 999_999]).stateBytes
@@ -121,8 +128,10 @@ import Testing
         try store.directory.commit(CommitBatch(checkpoints: [
             Checkpoint(seq: 1_500, reducer: ReducerIdentity(name: "reel.json", version: "0"), time: .init(nanosecondsSince1970: 0), state: ["n": 0]),
         ]))
+        // Near every 1,000 actions and at the end (one due while another is being encoded comes
+        // later: on a busy machine, with the last).
         let seqs = try store.directory.checkpointHeaders().filter { $0.reducer.version == "1" }.map(\.seq)
-        #expect(seqs.count == 3 && seqs.last == 2_500, "\(seqs)")
+        try #require(seqs.count >= 2 && seqs.last == 2_500, "\(seqs)")
         let whole = try store.timeline.verify()
         #expect(whole.isClean)
         #expect(whole.matched == seqs)
