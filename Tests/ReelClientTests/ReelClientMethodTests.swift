@@ -118,7 +118,7 @@ import Testing
                 let after = Date()
 
                 let first = try await client.history(limit: 2)
-                #expect(first.actions.map(\.seq) == [1, 2])
+                try #require(first.actions.map(\.seq) == [1, 2])
                 #expect(first.next == 3)
                 #expect(first.actions[0].action == Stock.set("/n", 0))
                 #expect(first.actions[1].type == "increment")

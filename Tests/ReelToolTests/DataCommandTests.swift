@@ -11,7 +11,7 @@ import Testing
         #expect(export.status == 0, "\(export.errors)")
         let lines = export.output.split(separator: "\n")
         #expect(lines.count == 8)
-        #expect(try JSONValue(parsing: String(lines[0]))["type"] == "set")
+        #expect(try JSONValue(parsing: String(try #require(lines.first)))["type"] == "set")
         let file = story.directory.sub("export.ndjson")
         try export.output.write(toFile: file, atomically: true, encoding: .utf8)
 

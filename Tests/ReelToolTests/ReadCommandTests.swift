@@ -82,8 +82,9 @@ import Testing
         let human = await story.run(access, ["show", "6"])
         #expect(human.status == 0, "\(human.errors)")
         #expect(human.lines.count == 4)
-        #expect(human.lines[0].hasPrefix("seq 6  20"))
-        #expect(human.lines[0].contains("  increment  uid \(getuid()) pid "))
+        let head = try #require(human.lines.first)
+        #expect(head.hasPrefix("seq 6  20"))
+        #expect(head.contains("  increment  uid \(getuid()) pid "))
         #expect(Array(human.lines.dropFirst()) == [
             #"payload: {"by":-2,"path":"/character/hp"}"#,
             "changes:",
