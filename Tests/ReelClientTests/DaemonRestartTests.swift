@@ -8,7 +8,7 @@ import Testing
 
 /// Reconnection and resumption against the real `reeld` binary, stopped with SIGTERM and started
 /// again on the same data directory and socket.
-@Suite(.serialized, .timeLimit(.minutes(2)), .heavy) struct DaemonRestartTests {
+@Suite(.serialized, .timeLimit(.minutes(2)), .heavy(long: true)) struct DaemonRestartTests {
     @Test(.timeLimit(.minutes(2)))
     func everySubscriptionResumesAcrossARestartWithNoGapAndNoDuplicate() async throws {
         let dir = try TemporaryDirectory("reel-client-restart")

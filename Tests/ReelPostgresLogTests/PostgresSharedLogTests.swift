@@ -11,7 +11,8 @@ import Testing
 ///
 /// The log's calls block their thread, as they do the store's writer thread: the tests make them
 /// on threads of their own (``onThread(_:)``), never on Swift's cooperative pool.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct PostgresSharedLogTests {
+@Suite(.timeLimit(.minutes(1)), .heavy(long: true, prepare: { _ = try await PostgresServer.shared() }))
+struct PostgresSharedLogTests {
     static let reducer = ReducerIdentity(name: "todos", version: "1")
 
     static func logger() -> Logger {

@@ -16,9 +16,12 @@ import Testing
 /// suite trait that waits 65 s before its suite runs leaves a 1-minute limit unexceeded, a test
 /// trait that does the same exceeds it). A test's time limit thus counts only its own run.
 public struct HeavySuite: SuiteTrait, TestScoping {
-    /// How many of the gate's slots the suite holds while it runs: more for a suite that runs
-    /// many processes at once.
-    public var weight: Int
+    /// Whether the suite takes long (half a minute or more alone): such suites get the first
+    /// slots, so that none of them starts last and ends the run late.
+    public var isLong = false
+    /// Work the whole suite needs before its tests (starting the shared PostgreSQL server, say),
+    /// done once its slot is taken, outside its tests' time limits.
+    public var prepare: (@Sendable () async throws -> Void)?
 
     public var isRecursive: Bool { false }
 
@@ -28,25 +31,30 @@ public struct HeavySuite: SuiteTrait, TestScoping {
         // Only the suite itself: a test marked on its own runs inside its time limit.
         guard testCase == nil, test.isSuite else { return try await function() }
         let arrived = ContinuousClock.now
-        try await SuiteGate.shared.withSlots(weight) {
+        try await SuiteGate.shared.withSlot(first: isLong) {
             let started = ContinuousClock.now
             defer { SuiteGate.trace(test.name, waited: started - arrived, ran: .now - started) }
-            try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+            try await withTaskExecutorPreference(TestThreads.shared) {
+                try await prepare?()
+                try await function()
+            }
         }
     }
 }
 
 extension Trait where Self == HeavySuite {
     /// See ``HeavySuite``.
-    public static var heavy: HeavySuite { HeavySuite(weight: 1) }
+    public static var heavy: HeavySuite { HeavySuite() }
 
-    /// A heavy suite that holds `weight` slots of the gate while it runs.
-    public static func heavy(weight: Int) -> HeavySuite { HeavySuite(weight: weight) }
+    /// A heavy suite that takes long (see ``HeavySuite/isLong``), or that needs `prepare` done
+    /// before its tests (see ``HeavySuite/prepare``).
+    public static func heavy(long: Bool = false, prepare: (@Sendable () async throws -> Void)? = nil) -> HeavySuite {
+        HeavySuite(isLong: long, prepare: prepare)
+    }
 }
 
 /// How many heavy suites run at once, process-wide: a counting semaphore whose waiters are
-/// served in order (a suite that needs more slots than are free waits, and the suites after it
-/// wait behind it, so that it is not passed over for ever).
+/// served in order of arrival, long suites first.
 public final class SuiteGate: @unchecked Sendable {
     // @unchecked: every mutable member is behind `lock`.
     public static let shared = SuiteGate(slots: SuiteGate.defaultSlots)
@@ -57,8 +65,9 @@ public final class SuiteGate: @unchecked Sendable {
         ProcessInfo.processInfo.environment["REEL_TEST_HEAVY_SUITES"].flatMap(Int.init) ?? 4
     }
 
-    /// `REEL_TEST_GATE_TRACE=path` appends a line per heavy suite to `path`: how long it waited
-    /// for its slots and how long it ran, to see how the gate spreads the suites.
+    /// `REEL_TEST_GATE_TRACE=path` appends a line per heavy suite to `path`: when it started
+    /// (seconds since the gate was made), how long it waited for its slot and how long it ran,
+    /// to see how the gate spreads the suites.
     static let tracePath = ProcessInfo.processInfo.environment["REEL_TEST_GATE_TRACE"]
     private static let traceLock = NSLock()
     private static let processStart = ContinuousClock.now
@@ -79,48 +88,45 @@ public final class SuiteGate: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private let slots: Int
     private var free: Int
-    private var waiters: [(weight: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var waiting: [(first: Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
     public init(slots: Int) {
         _ = Self.processStart
-        self.slots = max(1, slots)
-        free = self.slots
+        free = max(1, slots)
     }
 
-    public func withSlots<T>(_ weight: Int, _ body: () async throws -> T) async rethrows -> T {
-        let weight = min(max(1, weight), slots)
-        await acquire(weight)
-        defer { release(weight) }
+    /// Runs `body` holding a slot; `first`: ahead of the waiters that are not.
+    public func withSlot<T>(first: Bool = false, _ body: () async throws -> T) async rethrows -> T {
+        await acquire(first: first)
+        defer { release() }
         return try await body()
     }
 
-    private func acquire(_ weight: Int) async {
+    private func acquire(first: Bool) async {
         await withCheckedContinuation { continuation in
             let granted = lock.withLock {
-                guard waiters.isEmpty, free >= weight else {
-                    waiters.append((weight, continuation))
+                guard free > 0 else {
+                    let place = first ? (waiting.firstIndex { !$0.first } ?? waiting.endIndex) : waiting.endIndex
+                    waiting.insert((first, continuation), at: place)
                     return false
                 }
-                free -= weight
+                free -= 1
                 return true
             }
             if granted { continuation.resume() }
         }
     }
 
-    private func release(_ weight: Int) {
-        let woken = lock.withLock {
-            free += weight
-            var woken: [CheckedContinuation<Void, Never>] = []
-            while let first = waiters.first, first.weight <= free {
-                free -= first.weight
-                woken.append(waiters.removeFirst().continuation)
+    private func release() {
+        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            guard !waiting.isEmpty else {
+                free += 1
+                return nil
             }
-            return woken
+            return waiting.removeFirst().continuation
         }
-        for continuation in woken { continuation.resume() }
+        next?.resume()
     }
 }
 

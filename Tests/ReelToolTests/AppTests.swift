@@ -8,7 +8,7 @@ import Testing
 
 /// An app with its own reducers (the RPG seed as `reel-rpg`) gets the daemon and every command
 /// from one call in its main: served by `reel-rpg serve`, inspected with its own reducers.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct AppTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct AppTests {
     @Test func theRPGAppServesAndTravelsInTimeWithItsOwnReducers() async throws {
         let directory = try TemporaryDirectory("reel-rpg")
         let daemon = SpawnedDaemon(

@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// The `reel` executable itself: stdin, pipes, exit statuses.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct BinaryTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct BinaryTests {
     @Test func dispatchReadsNDJSONActionsFromStdin() async throws {
         let story = try await StoryDaemon.started(seed: false)
         let input = """

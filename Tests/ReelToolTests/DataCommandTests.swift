@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// `export`, `import` and `backup`: a log leaves and comes back whole; copies are owner-only.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct DataCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy(long: true)) struct DataCommandTests {
     @Test(arguments: Access.allCases) func exportThenImportRebuildsTheSameStore(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let export = await story.run(access, ["export"])

@@ -7,7 +7,7 @@ import ReelTestSupport
 import Testing
 
 /// `bisect` and `verify`, live and offline, including a checkpoint that disagrees with the log.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct InvestigateCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy(long: true)) struct InvestigateCommandTests {
     @Test(arguments: Access.allCases) func bisectFindsTheFirstSeqWhereAConditionHolds(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let human = await story.run(access, ["bisect", "/character/hp <= 0"])

@@ -5,7 +5,7 @@ import Testing
 
 /// `get`, `log`, `show`, `diff`, `replay`, `stats`, `checkpoints` through the real parser, live
 /// against a real daemon and offline on its data directory while it runs; outputs checked.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct ReadCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy(long: true)) struct ReadCommandTests {
     @Test(arguments: Access.allCases) func getPrintsTheStateAndSlicesAtAnySeq(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let whole = await story.run(access, ["get"])

@@ -4,7 +4,7 @@ import ReelTestSupport
 import Testing
 
 /// `dispatch`, `revert`, `watch` and `log --follow` against a real daemon; their offline refusals.
-@Suite(.timeLimit(.minutes(1)), .heavy) struct WriteCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy(long: true)) struct WriteCommandTests {
     @Test func dispatchPrintsTheSeqOnceDurable() async throws {
         let story = try await StoryDaemon.started(seed: false)
         let first = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/n","value":1}"#])

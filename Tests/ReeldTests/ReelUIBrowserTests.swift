@@ -8,7 +8,7 @@ import Testing
 /// a dispatch from another client in the live log, the token, no console errors). It writes
 /// screenshots to `$REEL_UI_SCREENSHOTS` (default `.build/ui-screenshots`); the ones in
 /// docs/TIME-TRAVEL.md come from `REEL_UI_SCREENSHOTS=docs/images swift test --filter ReelUIBrowserTests`.
-@Suite(.serialized, .timeLimit(.minutes(3)), .heavy) struct ReelUIBrowserTests {
+@Suite(.serialized, .timeLimit(.minutes(3)), .heavy(long: true)) struct ReelUIBrowserTests {
     static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func thePageShowsWhatReelSays() async throws {

@@ -6,7 +6,7 @@ import Testing
 /// SIGTERM while clients pipeline dispatches, through the real `reeld`: the daemon answers every
 /// request it read before it closes a connection, so what it committed and what it acknowledged
 /// are the same actions.
-@Suite(.serialized, .timeLimit(.minutes(1)), .heavy) struct ReeldGracefulShutdownTests {
+@Suite(.serialized, .timeLimit(.minutes(1)), .heavy(long: true)) struct ReeldGracefulShutdownTests {
     static let connections = 8
     /// Enough that the daemon cannot have read them all when SIGTERM comes after the first 160
     /// answers: at 2,000 a faster daemon (answers written in batches) sometimes had, and the test

@@ -7,7 +7,8 @@ import Testing
 /// Several `reeld --shared-log` nodes on one machine, a real PostgreSQL server behind them, real
 /// sockets and data directories: one history, whichever node takes a dispatch, through kills and
 /// outages.
-@Suite(.serialized, .timeLimit(.minutes(3)), .heavy) struct SharedLogClusterTests {
+@Suite(.serialized, .timeLimit(.minutes(3)), .heavy(long: true, prepare: { _ = try await PostgresServer.shared() }))
+struct SharedLogClusterTests {
     /// Nodes of one store: their own data directories and sockets, one shared log.
     final class Cluster: @unchecked Sendable {
         let directory: TemporaryDirectory
