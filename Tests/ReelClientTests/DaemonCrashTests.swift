@@ -156,7 +156,7 @@ import Testing
         for attempt in 0..<20 {
             // Unstructured, so that a hung attempt cannot hang the test too; it is leaked.
             let outcome = AttemptOutcome()
-            Task {
+            Task(executorPreference: TestThreads.shared) {
                 outcome.set(await clientError { () throws(ReelClientError) in
                     try await ReelClient.connect(socketPath: socketPath, configuration: ReelClientConfiguration(reconnect: .disabled))
                 })

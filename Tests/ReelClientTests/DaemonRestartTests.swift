@@ -98,7 +98,7 @@ import Testing
         #expect(try await first.stop() == 0)
 
         // Made while nothing listens: the read waits for the next daemon rather than failing.
-        let read = Task { try await client.get(try JSONPointer("/n")) }
+        let read = Task(executorPreference: TestThreads.shared) { try await client.get(try JSONPointer("/n")) }
         let second = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
         try await second.start()
         let snapshot = try await withDeadline(.seconds(30), "the read") { try await read.value }

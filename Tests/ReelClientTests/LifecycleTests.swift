@@ -24,7 +24,7 @@ import Testing
         let server = try await Self.silentOnGet(socketPath: dir.sub("s.sock"))
         let client = try await ReelClient.connect(socketPath: server.socketPath, configuration: .forTests)
         let subscription = try await client.subscribe()
-        let pending = Task { await clientError { () throws(ReelClientError) in try await client.get() } }
+        let pending = Task(executorPreference: TestThreads.shared) { await clientError { () throws(ReelClientError) in try await client.get() } }
         // Wait until the get is on the wire, so that close() meets it in flight.
         try await waitUntil("the get to reach the daemon") { !server.received("get").isEmpty }
 
@@ -84,7 +84,7 @@ import Testing
         let client = try await ReelClient.connect(socketPath: server.socketPath, configuration: .forTests)
         await server.stop()  // nothing answers now: the request waits for a reconnection that never comes
 
-        let waiting = Task { await clientError { () throws(ReelClientError) in try await client.history() } }
+        let waiting = Task(executorPreference: TestThreads.shared) { await clientError { () throws(ReelClientError) in try await client.history() } }
         waiting.cancel()
         let error = try await withDeadline(.seconds(10), "the cancelled request") { await waiting.value }
         #expect(error?.code == .cancelled)

@@ -22,7 +22,7 @@ import Testing
         let hero = try await client.get(RPGApp.Character.self, path: try JSONPointer("/character"))
         print(hit.seq, hero.value.hp)
         var seen: [(UInt64, Int)] = []
-        let hits = Task {
+        let hits = Task(executorPreference: TestThreads.shared) {
             for _ in 0..<5 { _ = try await client.dispatch(RPGApp.AttackCharacter(enemyId: "goblin")) }
         }
         for try await snapshot in try await client.states(RPGApp.Character.self, path: try JSONPointer("/character")) {

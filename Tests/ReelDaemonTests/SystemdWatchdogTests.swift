@@ -22,7 +22,7 @@ import Testing
             },
             status: { "seq 3, 0 connections, 0 subscriptions" }
         )
-        let running = Task { try await watchdog.run() }
+        let running = Task(executorPreference: TestThreads.shared) { try await watchdog.run() }
         try await waitUntil("pings") { systemd.count("WATCHDOG=1") >= 3 }
         #expect(systemd.statuses == ["seq 3, 0 connections, 0 subscriptions"], "an unchanged status is sent once")
 

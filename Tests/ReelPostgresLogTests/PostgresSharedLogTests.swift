@@ -170,7 +170,7 @@ struct PostgresSharedLogTests {
         defer { holder.close(); other.close() }
         #expect(try await onThread { try holder.append([Self.entry(1, "before")]) } == .appended)
         try await onThread { try holder.beginExclusiveTurn() }
-        let waiting = Task { try await onThread { try other.append([Self.entry(2, "other's")]) } }
+        let waiting = Task(executorPreference: TestThreads.shared) { try await onThread { try other.append([Self.entry(2, "other's")]) } }
         // The other's append waits for the turn's lock, as PostgreSQL itself shows.
         let server = try await PostgresServer.shared()
         let lockWaits = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
@@ -359,7 +359,7 @@ struct PostgresSharedLogTests {
         defer { logs.forEach { $0.close() } }
         let phases = LoadPhases(writers: logs.count)
         let writers = logs.enumerated().map { writer, log in
-            Task {
+            Task(executorPreference: TestThreads.shared) {
                 try await onThread { () -> ([SharedLogEntry], Int, Duration) in
                     var acknowledged: [SharedLogEntry] = [], unavailable = 0, slowest: Duration = .zero
                     var number = 0

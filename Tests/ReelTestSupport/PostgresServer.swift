@@ -310,7 +310,7 @@ private actor SharedServer {
 
     func get() async throws -> PostgresServer {
         if let starting { return try await starting.value }
-        let task = Task { () async throws -> PostgresServer in
+        let task = Task(executorPreference: TestThreads.shared) { () async throws -> PostgresServer in
             let server = try await PostgresServer.launch()
             SharedServerExit.register(server)
             return server

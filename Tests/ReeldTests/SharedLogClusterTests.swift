@@ -150,7 +150,7 @@ struct SharedLogClusterTests {
         let cluster = try Cluster(url: try await server.createDatabase("three_nodes"), nodes: 3)
         try await cluster.start()
         // A subscriber of node 2 sees every action, in order, whichever node took it.
-        let subscriber = Task {
+        let subscriber = Task(executorPreference: TestThreads.shared) {
             try await TestConnection.open(socketPath: cluster.nodes[2].socketPath) { connection in
                 let answer = try await connection.request(1, "subscribe", ["mode": "actions", "since": 0])
                 guard answer["result"]?["subscription"] != nil else { throw SpawnError("subscribe failed: \(answer)") }
@@ -280,7 +280,7 @@ struct SharedLogClusterTests {
         let cluster = try Cluster(url: server.url, nodes: 2)
         try await cluster.start()
         let shared = LoadState()
-        let load = Task {
+        let load = Task(executorPreference: TestThreads.shared) {
             await withTaskGroup(of: Void.self) { group in
                 for (index, node) in cluster.nodes.enumerated() {
                     group.addTask {

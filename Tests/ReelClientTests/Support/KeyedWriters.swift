@@ -1,4 +1,5 @@
 import ReelClient
+import ReelTestSupport
 
 /// `writers` tasks, each dispatching `each` increments of `/n` through `client`, every one with
 /// a fresh idempotency key: the load of the restart and crash tests.
@@ -15,7 +16,7 @@ struct KeyedWriters {
         self.each = each
         let (acknowledged, acknowledge) = AsyncStream.makeStream(of: Void.self)
         self.acknowledged = acknowledged
-        outcome = Task {
+        outcome = Task(executorPreference: TestThreads.shared) {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<writers {
                     group.addTask {

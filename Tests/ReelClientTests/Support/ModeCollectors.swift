@@ -1,5 +1,6 @@
 import ReelClient
 import ReelJSON
+import ReelTestSupport
 import Testing
 
 /// Reads one subscription of each mode until seq `total`, in the background, while a test
@@ -11,7 +12,7 @@ struct ModeCollectors {
     let patchedStates: Task<[Snapshot<JSONValue>], any Error>
 
     init(actions: ReelSubscription, values: ReelSubscription, patches: ReelSubscription, through total: UInt64) {
-        actionSeqs = Task {
+        actionSeqs = Task(executorPreference: TestThreads.shared) {
             try await withDeadline(.seconds(60), "every action up to \(total)") {
                 var seqs: [UInt64] = []
                 for try await update in actions {
@@ -21,7 +22,7 @@ struct ModeCollectors {
                 return seqs
             }
         }
-        valueUpdates = Task {
+        valueUpdates = Task(executorPreference: TestThreads.shared) {
             try await withDeadline(.seconds(60), "the value \(total - 1)") {
                 var updates: [SubscriptionUpdate] = []
                 for try await update in values {
@@ -31,7 +32,7 @@ struct ModeCollectors {
                 return updates
             }
         }
-        patchedStates = Task {
+        patchedStates = Task(executorPreference: TestThreads.shared) {
             try await withDeadline(.seconds(60), "the state at \(total)") {
                 var state = patches.startValue ?? .null
                 var states: [Snapshot<JSONValue>] = []
