@@ -32,9 +32,10 @@ public struct ServerHarness: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             do {
-                // Not the socket file: a file can exist before anything accepts on it.
-                try await waitUntil("the server to accept connections on \(configuration.socketPath)") {
-                    SpawnedDaemon.accepts(configuration.socketPath)
+                // Not the socket file: a file can exist before anything accepts on it. Nor a
+                // probe connection, which would count against the server's connection limit.
+                try await waitUntil("the server to listen on \(configuration.socketPath)") {
+                    SpawnedDaemon.listens(configuration.socketPath)
                 }
                 try await body(ServerHarness(socketPath: configuration.socketPath, store: store))
             } catch {
