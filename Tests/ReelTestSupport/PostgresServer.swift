@@ -8,7 +8,7 @@ import Foundation
 ///
 /// PostgreSQL refuses to run as root; as root, its programs run as the `postgres` user (which
 /// Debian's package creates) or else `nobody`, through `setpriv`, and the directory is theirs.
-/// Not installed is a failure, not a skip: `Tools/bootstrap` installs it.
+/// Not installed is a failure, not a skip: `Tools/bootstrap --test` installs it.
 public final class PostgresServer: @unchecked Sendable {
     // @unchecked: the mutable state (`removed`, `databaseCount`) is behind `lock`.
     public enum StopMode: String, Sendable {
@@ -266,7 +266,7 @@ public final class PostgresServer: @unchecked Sendable {
         }
         throw SpawnError("""
             PostgreSQL is not installed: no initdb, pg_ctl, postgres, createdb and psql on PATH or in \
-            /usr/lib/postgresql/*/bin. Run Tools/bootstrap (it installs Debian's postgresql package).
+            /usr/lib/postgresql/*/bin. Run Tools/bootstrap --test (it installs Debian's postgresql package).
             """)
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import ReelTestSupport
 import Testing
 
-/// `reel ui` in Chromium, through Selenium and chromium-driver (Tools/bootstrap installs them):
+/// `reel ui` in Chromium, through Selenium and chromium-driver (Tools/bootstrap --test installs them):
 /// Browser/ui_browser_test.py runs a real reeld and `reel ui`, live and offline, and checks what
 /// the page shows against the `reel` commands (state at a seq, an action's diff, what-if, bisect,
 /// a dispatch from another client in the live log, the token, no console errors). It writes
