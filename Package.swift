@@ -263,8 +263,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReeldTests",
-            dependencies: ["reeld", "reel", "ReelProtocol", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"],
-            // Run by path by ReelUIBrowserTests (python3, chromium), not built.
+            dependencies: ["reeld", "reel", "reel-rpg", "ReelProtocol", "ReelStorage", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport"],
+            // Run by path by ReelUIBrowserTests (python3, chromium), not built; it uses reel-rpg for namespaced types.
             exclude: ["Browser/ui_browser_test.py"]
         ),
         .testTarget(

@@ -47,22 +47,8 @@ public struct PatchRenderer: Sendable {
     ///   - before: The document the patch applies to, to show old values; `nil` to show none.
     /// - Returns: One line per operation, in patch order.
     public func lines(for patch: JSONPatch, before: JSONValue? = nil) -> [String] {
-        var document = before
-        var lines: [String] = []
-        lines.reserveCapacity(patch.operations.count)
-        for operation in patch.operations {
-            lines.append(line(for: operation, in: document))
-            guard var current = document else { continue }
-            // Leave `current` as the only reference, so applying edits in place.
-            document = nil
-            do throws(JSONError) {
-                try JSONPatch([operation]).apply(to: &current)
-                document = current
-            } catch {
-                // The patch was not made for this document: stop guessing old values.
-            }
-        }
-        return lines
+        let overwritten = before.map(patch.overwrittenValues(in:))
+        return patch.operations.indices.map { line(for: patch.operations[$0], old: overwritten?[$0] ?? nil) }
     }
 
     /// The lines for `patch`, each ending in `\n`.
@@ -74,11 +60,12 @@ public struct PatchRenderer: Sendable {
         lines(for: patch, before: before).reduce(into: "") { $0 += $1 + "\n" }
     }
 
-    private func line(for operation: JSONPatch.Operation, in document: JSONValue?) -> String {
-        let old = document?.value(at: operation.path)
+    /// One operation's line; `old` is what it overwrote or removed (``JSONPatch/overwrittenValues(in:)``).
+    private func line(for operation: JSONPatch.Operation, old: JSONValue?) -> String {
         switch operation {
         case .add(let path, let value):
-            if let old, Self.addReplaces(at: path, in: document) {
+            // An add that replaced an object member or the root is the replacement it is.
+            if let old {
                 return styler.apply(.yellow, to: "~ \(show(path))  \(show(old)) → \(show(value))")
             }
             return styler.apply(.green, to: "+ \(show(path))  \(show(value))")
@@ -95,14 +82,6 @@ public struct PatchRenderer: Sendable {
         case .test(let path, let value):
             return styler.apply(.dim, to: "? \(show(path))  test \(show(value))")
         }
-    }
-
-    /// Whether an `add` at `path` replaces what is there: at the root or in an object (in an
-    /// array it inserts before it instead).
-    private static func addReplaces(at path: JSONPointer, in document: JSONValue?) -> Bool {
-        guard let parent = path.parent else { return true }
-        if case .object = document?.value(at: parent) { return true }
-        return false
     }
 
     private func show(_ pointer: JSONPointer) -> String {

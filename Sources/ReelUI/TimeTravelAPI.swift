@@ -98,12 +98,49 @@ struct TimeTravelAPI: Sendable {
             throw UIError(refusal: RPCError(code: RPCError.Code.seqOutOfRange, message: "there is no action at seq \(seq)"))
         }
         let patch = try await backend.diff(from: seq - 1, to: seq, path: JSONPointer(tokens: []))
-        return ["action": action.wireJSON, "patch": patch.jsonValue]
+        return ["action": action.wireJSON, "patch": patch.jsonValue, "old": await overwritten(by: patch, at: seq - 1)]
     }
 
     func diff(_ query: Query) async throws(UIError) -> JSONValue {
         guard let from = try query.seq("from"), let to = try query.seq("to") else { throw .badRequest("diff needs from and to") }
-        return ["patch": try await backend.diff(from: from, to: to, path: try query.pointer("path")).jsonValue]
+        let patch = try await backend.diff(from: from, to: to, path: try query.pointer("path"))
+        return ["patch": patch.jsonValue, "old": await overwritten(by: patch, at: from)]
+    }
+
+    /// What each operation of `patch` overwrote in the state at `seq`, where the patch starts, so
+    /// the page shows a change `old → new` as `reel show` and `reel diff` print it. Only the part of
+    /// the state holding every operation's parent is read (one object for an action that changes
+    /// one member), not the whole state, which a click on each row of the log would read again;
+    /// if it cannot be read, no old values.
+    private func overwritten(by patch: JSONPatch, at seq: UInt64) async -> JSONValue {
+        let scope = Self.scope(of: patch)
+        guard !patch.operations.isEmpty, let part = try? await backend.state(at: seq, path: scope).value else {
+            return Self.old(patch.operations.map { _ in nil })
+        }
+        var document = part
+        for token in scope.tokens.reversed() { document = .object([token: document]) }
+        return Self.old(patch.overwrittenValues(in: document))
+    }
+
+    /// The deepest pointer above every path the patch edits or reads from.
+    static func scope(of patch: JSONPatch) -> JSONPointer {
+        var common: [String]?
+        for operation in patch.operations {
+            var parents = [operation.path.parent]
+            if case .move(let from, _) = operation { parents.append(from.parent) }
+            if case .copy(let from, _) = operation { parents.append(from.parent) }
+            for parent in parents {
+                let tokens = parent?.tokens ?? []
+                common = common.map { Array(zip($0, tokens).prefix { $0.0 == $0.1 }.map(\.0)) } ?? tokens
+            }
+        }
+        return JSONPointer(tokens: common ?? [])
+    }
+
+    /// Old values for the page, one per operation: `{"value": old}` (which may be `null`), or
+    /// `null` where the operation overwrote nothing.
+    static func old(_ values: [JSONValue?]) -> JSONValue {
+        .array(values.map { $0.map { .object(["value": $0]) } ?? .null })
     }
 
     /// The state without the skipped actions, and the patch from the real state to it.
@@ -118,8 +155,9 @@ struct TimeTravelAPI: Sendable {
         if body["at"] == nil || body["at"]?.isNull == true { at = try await backend.latestSeq() }
         let real = try await backend.state(at: at, path: JSONPointer(tokens: []))
         let whatIf = try await backend.replay(at: at, skip: skip)
+        let patch = JSONPatch(from: real.value, to: whatIf.value)
         return [
-            "seq": JSONValue(seq: at), "value": whatIf.value, "patch": JSONPatch(from: real.value, to: whatIf.value).jsonValue,
+            "seq": JSONValue(seq: at), "value": whatIf.value, "patch": patch.jsonValue, "old": Self.old(patch.overwrittenValues(in: real.value)),
             "refused": .array(whatIf.refused.map { ["seq": JSONValue(seq: $0.seq), "reason": .string($0.reason)] }),
         ]
     }

@@ -326,6 +326,31 @@ struct RFC6902Example: Sendable, CustomTestStringConvertible {
     }
 }
 
+/// What each operation overwrote: the old side of `old → new` in `reel show` and the page.
+struct JSONPatchOverwrittenValuesTests {
+    @Test func eachOldValueIsLookedUpAfterTheOperationsBeforeIt() throws {
+        let document = try parse(#"{"hp": 10, "list": ["a", "b"], "gone": null}"#)
+        let patch = try JSONPatch(parse(#"""
+            [{"op": "replace", "path": "/hp", "value": 4},
+             {"op": "add", "path": "/list/0", "value": "z"},
+             {"op": "remove", "path": "/list/0"},
+             {"op": "remove", "path": "/list/0"},
+             {"op": "add", "path": "/hp", "value": 3},
+             {"op": "add", "path": "/new", "value": 1},
+             {"op": "remove", "path": "/gone"},
+             {"op": "move", "from": "/new", "path": "/moved"},
+             {"op": "test", "path": "/hp", "value": 3},
+             {"op": "remove", "path": "/nothing"},
+             {"op": "replace", "path": "/hp", "value": 0}]
+            """#))
+        // An insert into an array replaces nothing; an add onto a member replaces it; a removed
+        // null is a value; from the operation that fails on, nothing is known.
+        let expected: [JSONValue?] = [10, nil, "z", "a", 4, nil, JSONValue.null, nil, nil, nil, nil]
+        #expect(patch.overwrittenValues(in: document) == expected)
+        #expect(JSONPatch([.add(path: .root, value: 1)]).overwrittenValues(in: document) == [document])
+    }
+}
+
 /// Found by fuzzing: copies share storage, so a document copied into itself again and again costs
 /// little memory but doubles its logical size each time, and writing it out never ends.
 struct JSONPatchCopyBudgetTests {

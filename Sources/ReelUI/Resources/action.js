@@ -12,6 +12,7 @@ const PATCH_DISPLAY_MAX = 2000;     // ops rendered; data-patch always holds all
 const actionDiff = $('action-diff');
 const actionDetail = $('action-detail');
 const actionPatch = $('action-patch');
+const actionPayload = $('action-payload');
 
 let showReq = 0;
 
@@ -22,6 +23,7 @@ export async function loadShow() {
     actionDetail.textContent = '';
     actionDetail.appendChild(el('p', 'empty', 'Seq 0 is the initial state: no action led to it.'));
     actionPatch.textContent = '';
+    actionPayload.textContent = '';
     actionDiff.setAttribute('data-seq', '0');
     actionDiff.removeAttribute('data-patch');
     return;
@@ -30,7 +32,7 @@ export async function loadShow() {
     const data = await api('/api/show', { seq });
     if (id !== showReq) return;
     renderActionDetail(data.action);
-    renderPatch(actionPatch, data.patch, 'This action changed nothing.');
+    renderPatch(actionPatch, data.patch, 'This action changed nothing.', data.old);
     actionDiff.setAttribute('data-patch', JSON.stringify(data.patch === undefined ? [] : data.patch));
     actionDiff.setAttribute('data-seq', String(seq));
   } catch (err) {
@@ -38,48 +40,63 @@ export async function loadShow() {
   }
 }
 
+/** The type, then seq, time and peer on one line, as `reel show` prints them; the payload
+ *  goes below the changes, which are what one looks for first. */
 function renderActionDetail(env) {
   actionDetail.textContent = '';
+  actionPayload.textContent = '';
   if (!env || typeof env !== 'object') return;
-  const list = el('dl', 'kv');
-  const add = (name, value) => list.append(el('dt', null, name), el('dd', null, value));
-  add('seq', env.seq);
-  add('type', env.type);
-  add('time', env.time || '');
-  const peer = env.peer;
-  if (peer && typeof peer === 'object') add('peer', `uid ${peer.uid} · gid ${peer.gid} · pid ${peer.pid}`);
-  actionDetail.appendChild(list);
-  actionDetail.appendChild(el('div', 'sub-label', 'payload'));
-  actionDetail.appendChild(el('pre', 'json-block', prettyJSON(env.payload === undefined ? null : env.payload)));
+  const peer = env.peer && typeof env.peer === 'object' ? env.peer : null;
+  const meta = [`seq ${env.seq}`, env.time || ''];
+  if (peer) meta.push(`uid ${peer.uid} · gid ${peer.gid} · pid ${peer.pid}`);
+  actionDetail.append(el('span', 'action-type', env.type), el('span', 'action-meta', meta.filter(Boolean).join(' · ')));
+  actionPayload.appendChild(el('div', 'sub-label', 'payload'));
+  actionPayload.appendChild(el('pre', 'json-block', prettyJSON(env.payload === undefined ? null : env.payload)));
   if (env.meta !== undefined) {
-    actionDetail.appendChild(el('div', 'sub-label', 'meta'));
-    actionDetail.appendChild(el('pre', 'json-block', prettyJSON(env.meta)));
+    actionPayload.appendChild(el('div', 'sub-label', 'meta'));
+    actionPayload.appendChild(el('pre', 'json-block', prettyJSON(env.meta)));
   }
 }
 
-/** One `div.patch-op.op-<op>` per op: "op path value" (move/copy: "op from → path"). */
-export function renderPatch(container, patch, emptyText) {
+function valueSpan(className, value) {
+  const span = el('span', className, compactJSON(value, 400));
+  span.title = compactJSON(value, 4000);
+  return span;
+}
+
+/**
+ * One `div.patch-op.op-<op>` per op: "op path old → new" (move/copy: "op from → path"). `old`,
+ * from the API, holds per op what it overwrote (`{value}`, or null for nothing), so a change
+ * reads old → new and a removal shows what went, as `reel show` prints them.
+ */
+export function renderPatch(container, patch, emptyText, old) {
   container.textContent = '';
   const ops = Array.isArray(patch) ? patch : [];
   if (ops.length === 0) {
     container.appendChild(el('p', 'empty', emptyText));
     return;
   }
+  const olds = Array.isArray(old) ? old : [];
   const frag = document.createDocumentFragment();
-  for (const raw of ops.slice(0, PATCH_DISPLAY_MAX)) {
+  ops.slice(0, PATCH_DISPLAY_MAX).forEach((raw, i) => {
     const op = raw && typeof raw === 'object' ? raw : {};
     const kind = typeof op.op === 'string' ? op.op : '?';
     const row = el('div', `patch-op op-${/^[a-z]+$/.test(kind) ? kind : 'other'}`);
     row.appendChild(el('span', 'po-op', kind));
     if (typeof op.from === 'string') row.appendChild(el('span', 'po-path', `${op.from || '(root)'} →`));
     row.appendChild(el('span', 'po-path', op.path === '' ? '(root)' : String(op.path === undefined ? '' : op.path)));
-    if ('value' in op) {
-      const valueEl = el('span', 'po-value', compactJSON(op.value, 400));
-      valueEl.title = compactJSON(op.value, 4000);
-      row.appendChild(valueEl);
+    const was = olds[i] && typeof olds[i] === 'object' && 'value' in olds[i] ? olds[i] : null;
+    const change = el('span', 'po-change');
+    if (was) {
+      if (!('value' in op)) change.appendChild(el('span', 'po-was', 'was'));
+      change.appendChild(valueSpan('po-old', was.value));
+      if ('value' in op) change.appendChild(el('span', 'po-arrow', '→'));
     }
+    // A test's value is what it compares with, not a new value.
+    if ('value' in op) change.appendChild(valueSpan(kind === 'test' ? 'po-value' : 'po-new', op.value));
+    if (change.firstChild) row.appendChild(change);
     frag.appendChild(row);
-  }
+  });
   if (ops.length > PATCH_DISPLAY_MAX) {
     frag.appendChild(el('p', 'empty', `… and ${plural(ops.length - PATCH_DISPLAY_MAX, 'more operation')}`));
   }

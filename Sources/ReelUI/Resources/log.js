@@ -4,7 +4,7 @@
  * log into the list of matching seqs (/api/search) it then virtualizes over.
  */
 
-import { $, el, debounce, clamp, fmtInt, plural, compactJSON, hhmmss } from './util.js';
+import { $, el, debounce, clamp, fmtInt, plural, compactJSON, shortTime } from './util.js';
 import { api, reportError } from './api.js';
 import { S, rowCount, seqAt, lowerIndex } from './state.js';
 import { onLatest } from './travel.js';
@@ -30,6 +30,8 @@ const logEl = $('log');
 const spacerEl = $('log-spacer');
 const rowsEl = $('log-rows');
 const logEmpty = $('log-empty');
+const logPane = $('log-pane');
+const logHead = $('log-head');
 
 const rowEls = new Map();          // seq -> the row element currently in the DOM
 // Rows scrolled out of sight, kept for reuse: a fast fling replaces dozens of rows a frame,
@@ -38,6 +40,52 @@ const rowPool = [];
 const pagesInFlight = new Set();   // history pages being fetched
 const seqsInFlight = new Set();    // filtered seqs being fetched
 let renderQueued = false;
+
+// --- Column widths ---
+// Each row is a grid of its own (the log is virtual), so no column can size itself to the
+// longest text it holds: every column but the payload's is set, in px, as wide as its header
+// and the longest text it has shown, and the payload takes the rest. Widths only grow, so
+// scrolling never makes the columns jump back and forth.
+
+const colWidth = new Map();         // column name -> px
+const colFont = new Map();          // column name -> CSS font of its cells, read once
+// What was measured: each type once, and seqs, times and uids once per length (they are digits
+// and clock times in a monospace font), so a fling through the log measures next to nothing.
+const measured = new Set();
+const measurer = document.createElement('canvas').getContext('2d');
+
+function setColWidth(name, px) {
+  if (!(px > (colWidth.get(name) || 0))) return;
+  colWidth.set(name, px);
+  logPane.style.setProperty(`--w-${name}`, `${px}px`);
+}
+
+/** Widens column `name` to fit `text`, shown in `cell` (in the page, for its font). */
+function fitText(name, cell, text) {
+  const key = `${name}:${name === 'type' ? text : text.length}`;
+  if (!text || measured.has(key)) return;
+  measured.add(key);
+  if (!colFont.has(name)) {
+    const style = getComputedStyle(cell); // longhands: not every browser serializes `font`
+    colFont.set(name, `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`);
+  }
+  measurer.font = colFont.get(name);
+  setColWidth(name, Math.ceil(measurer.measureText(text).width) + 2);
+}
+
+const headersFitted = new Set();
+const HEADERS_TO_FIT = logHead.querySelectorAll('[data-col]').length;
+
+/** Each header's text: its column is never narrower (scrollWidth counts what overflows). A
+ *  hidden header (the uid's, in a narrow log) is measured once it shows. */
+function fitHeaders() {
+  for (const head of logHead.children) {
+    const name = head.dataset.col;
+    if (!name || headersFitted.has(name) || !head.offsetParent) continue;
+    headersFitted.add(name);
+    setColWidth(name, head.scrollWidth + 1);
+  }
+}
 
 /** The spacer's height and the virtual-pixels-per-scroll-pixel ratio (1 unless scaled). */
 function geometry() {
@@ -89,6 +137,7 @@ export function scheduleRender() {
  *  visible so they keep their identity (and a ticked checkbox its focus). */
 function renderLog() {
   renderQueued = false;
+  if (headersFitted.size < HEADERS_TO_FIT) fitHeaders();
   syncSpacer();
   const { first, last, vTop } = visibleRange(OVERSCAN);
   const scrollTop = logEl.scrollTop;
@@ -105,9 +154,9 @@ function renderLog() {
     if (!row) { row = createRow(seq); rowEls.set(seq, row); }
     // Position in the spacer's coordinates; when scaled, relative to the real scrollTop.
     row.style.top = `${scrollTop + i * ROW_H - vTop}px`;
-    decorateRow(row, seq);
     if (row === cursor) cursor = cursor.nextSibling;
     else rowsEl.insertBefore(row, cursor);
+    decorateRow(row, seq); // once in the page: filling it measures its text in the cells' font
   }
   updateActiveDescendant();
 }
@@ -140,12 +189,17 @@ function createRow(seq) {
 }
 
 function fillRow(row, env) {
-  const [, , typeEl, payloadEl, timeEl, peerEl] = row.children;
+  const [, seqEl, typeEl, payloadEl, timeEl, peerEl] = row.children;
   const peer = env.peer && typeof env.peer === 'object' ? env.peer : null;
   typeEl.textContent = env.type === undefined ? '' : String(env.type);
   payloadEl.textContent = compactJSON(env.payload, 160);
-  timeEl.textContent = hhmmss(env.time);
+  timeEl.textContent = shortTime(env.time);
+  timeEl.title = env.time ? `${env.time} (UTC)` : '';
   peerEl.textContent = peer && peer.uid !== undefined ? String(peer.uid) : '';
+  fitText('seq', seqEl, seqEl.textContent);
+  fitText('type', typeEl, typeEl.textContent);
+  fitText('time', timeEl, timeEl.textContent);
+  fitText('uid', peerEl, peerEl.textContent);
   row.title = `seq ${env.seq} · ${env.type} · ${env.time || ''}` +
     (peer ? ` · uid ${peer.uid} gid ${peer.gid} pid ${peer.pid}` : '');
   row.classList.remove('loading');

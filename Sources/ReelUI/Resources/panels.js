@@ -88,7 +88,7 @@ async function loadMarkDiff() {
   try {
     const data = await api('/api/diff', { from: a, to: b });
     if (id !== markReq) return;
-    renderPatch(markDiff, data.patch, `No difference between seq ${a} and seq ${b}.`);
+    renderPatch(markDiff, data.patch, `No difference between seq ${a} and seq ${b}.`, data.old);
     markDiff.setAttribute('data-patch', JSON.stringify(data.patch === undefined ? [] : data.patch));
     markDiff.setAttribute('data-from', String(a));
     markDiff.setAttribute('data-to', String(b));
@@ -149,7 +149,7 @@ async function runWhatif() {
       const reason = refusal && refusal.reason !== undefined ? refusal.reason : '';
       whatifRefused.appendChild(el('li', null, `seq ${refusal ? refusal.seq : '?'} refused: ${reason}`));
     }
-    renderPatch(whatifDiff, data.patch, 'The same as the real state at this seq.');
+    renderPatch(whatifDiff, data.patch, 'The same as the real state at this seq.', data.old);
     whatifDiff.setAttribute('data-patch', JSON.stringify(data.patch === undefined ? [] : data.patch));
     renderTree(whatifTree, value);
     whatifTree.setAttribute('data-json', JSON.stringify(value));

@@ -80,11 +80,24 @@ export function prettyJSON(value) {
   }
 }
 
-/** HH:MM:SS of an ISO time, read from the text itself: the fraction may have 9 digits, which
- *  Date.parse does not accept everywhere, and the CLI shows UTC too. */
-export function hhmmss(time) {
-  const match = typeof time === 'string' ? /T(\d{2}:\d{2}:\d{2})/.exec(time) : null;
-  return match ? match[1] : '';
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const HALF_YEAR_MS = 183 * 86400000;
+
+/**
+ * An ISO time in a log row's few characters, in UTC as `reel log` prints it: "09:26:53" today,
+ * "Mar 14 09:26" on another day of the last six months, "Mar 14 2025" before (as `ls -l` does),
+ * so an action of another day never passes for today's; the row's tooltip has the full time.
+ * Read from the text itself: the fraction may have 9 digits, which Date.parse does not accept
+ * everywhere.
+ */
+export function shortTime(time, now = new Date()) {
+  const match = typeof time === 'string' ? /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2}):(\d{2})/.exec(time) : null;
+  if (!match) return '';
+  const [, year, month, day, hhmm, ss] = match;
+  if (`${year}-${month}-${day}` === now.toISOString().slice(0, 10)) return `${hhmm}:${ss}`;
+  const date = `${MONTHS[Number(month) - 1]} ${day}`;
+  const age = now.getTime() - Date.UTC(Number(year), Number(month) - 1, Number(day));
+  return age > 0 && age < HALF_YEAR_MS ? `${date} ${hhmm}` : `${date} ${year}`;
 }
 
 /** A non-negative integer typed by the user, or null. */

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """reel ui in a real browser: Chromium driven by Selenium (chromium-driver), against a real reeld
 and offline on its data directory. Every figure the page shows is checked against what the `reel`
-command for the same question prints. Writes screenshots (light and dark) to --screenshots.
+command for the same question prints. Then reel-rpg's page at 1024 and 1400 px wide, measured in
+the browser (window_checks). Writes screenshots (light and dark, ui-1024.png, ui-1400.png) to
+--screenshots.
 
 Run by Tests/ReeldTests/ReelUIBrowserTests.swift; by hand:
     python3 Tests/ReeldTests/Browser/ui_browser_test.py --bin .build/debug --screenshots /tmp/shots
@@ -36,17 +38,17 @@ def check(condition, message):
     return condition
 
 
-def reel(bin_dir, *arguments, json_output=True):
-    argv = [os.path.join(bin_dir, "reel"), *arguments] + (["--json"] if json_output else [])
+def reel(bin_dir, *arguments, json_output=True, program="reel"):
+    argv = [os.path.join(bin_dir, program), *arguments] + (["--json"] if json_output else [])
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     if result.returncode not in (0, 1):
         raise RuntimeError("%s: %s" % (" ".join(argv), result.stderr))
     return json.loads(result.stdout) if json_output else result.stdout
 
 
-def start_ui(bin_dir, source):
+def start_ui(bin_dir, source, program="reel"):
     process = subprocess.Popen(
-        [os.path.join(bin_dir, "reel"), "ui", "--no-browser", *source],
+        [os.path.join(bin_dir, program), "ui", "--no-browser", *source],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = process.stdout.readline().strip()
     if not re.match(r"^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$", url):
@@ -244,6 +246,185 @@ def offline_checks(driver, bin_dir, data_dir, url, shots):
     check(not errors, "console errors (offline): %s" % errors)
 
 
+# An RPG history for the window checks: namespaced types, a long payload, and actions from another
+# day (imported with their times) before today's (dispatched).
+RPG_OTHER_DAY = [
+    ("rpg/attackEnemy", {"damage": 7, "enemyId": "slime"}, "2025-03-14T09:26:53.5Z"),
+    ("rpg/attackCharacter", {"damage": 3, "enemyId": "slime"}, "2025-03-14T09:27:02.25Z"),
+]
+RPG_TODAY = [
+    ("rpg/setSaveData", {"slot": "autosave", "character": {"name": "Hero", "hp": 30, "attack": 7},
+                         "enemies": [{"id": "slime", "name": "Slime", "hp": 12, "attack": 3},
+                                     {"id": "goblin", "name": "Goblin", "hp": 20, "attack": 5},
+                                     {"id": "orc", "name": "Orc", "hp": 35, "attack": 8},
+                                     {"id": "dragon", "name": "Dragon", "hp": 120, "attack": 20}]}),
+    ("rpg/attackEnemy", {"enemyId": "goblin"}),
+    ("rpg/attackCharacter", {"enemyId": "goblin"}),
+    ("rpg/attackEnemy", {"enemyId": "goblin"}),
+]
+
+# What the browser measures, in one call: every header and type cell (cut when its text is wider
+# than its box), the time cells, the action panel's changes against the viewport, and how much
+# of the payload a row shows, in characters of the log's font.
+MEASURE_JS = """
+const view = { width: window.innerWidth, height: window.innerHeight };
+const box = (e) => { const r = e.getBoundingClientRect(); return { left: r.left, top: r.top, right: r.right, bottom: r.bottom }; };
+const cell = (e) => ({ text: e.textContent, title: e.title, cut: e.scrollWidth > e.clientWidth, shown: e.offsetParent !== null,
+                       scrollWidth: e.scrollWidth, clientWidth: e.clientWidth, box: box(e) });
+const rows = Array.from(document.querySelectorAll('#log .log-row:not(.loading)'))
+  .filter((row) => { const r = row.getBoundingClientRect(); return r.bottom > 0 && r.top < view.height; });
+const canvas = document.createElement('canvas').getContext('2d');
+const payload = rows.length ? rows[0].querySelector('.c-payload') : null;
+if (payload) canvas.font = getComputedStyle(payload).font;
+const patch = document.getElementById('action-patch');
+const panels = document.querySelector('.panels');
+return {
+  view,
+  pageScroll: { x: document.scrollingElement.scrollLeft, y: document.scrollingElement.scrollTop,
+                width: document.scrollingElement.scrollWidth },
+  panelsScrollTop: panels.scrollTop,
+  logPane: box(document.querySelector('.log-pane')),
+  panels: box(panels),
+  headers: Array.from(document.querySelectorAll('.log-head > span')).map(cell),
+  rows: rows.map((row) => ({ seq: Number(row.dataset.seq), type: cell(row.querySelector('.c-type')),
+                             time: cell(row.querySelector('.c-time')) })),
+  payloadChars: payload ? payload.clientWidth / canvas.measureText('0').width : 0,
+  patch: { box: box(patch), seq: document.getElementById('action-diff').dataset.seq,
+           ops: Array.from(patch.querySelectorAll('.patch-op')).map((op) => ({
+             box: box(op), text: op.textContent,
+             path: (op.querySelector('.po-path') || {}).textContent,
+             old: (op.querySelector('.po-old') || {}).textContent,
+             value: (op.querySelector('.po-new') || {}).textContent })) },
+};
+"""
+
+
+def set_viewport(driver, width, height):
+    """The page's viewport exactly (a window's size includes what the browser draws around it)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+
+def inside(box, view):
+    return box["left"] >= 0 and box["top"] >= 0 and box["right"] <= view["width"] and box["bottom"] <= view["height"]
+
+
+def window_checks(driver, bin_dir, socket, url, shots):
+    """The page at the window sizes people use (1024 and 1400 px wide): nothing of the log's
+    header or its types cut, the selected action's changes on screen without scrolling, each
+    change old → new as `reel show` prints it, dates on the times of another day."""
+    source = ["--socket", socket]
+    rpg = lambda *arguments, **options: reel(bin_dir, *arguments, program="reel-rpg", **options)
+    exported = {env["seq"]: env for env in
+                (json.loads(line) for line in rpg("export", *source, json_output=False).splitlines() if line.strip())}
+    latest = max(exported)
+    # The action to select: the last hit on the character, a replace of /character/hp.
+    selected = max(seq for seq, env in exported.items() if env["type"] == "rpg/attackCharacter")
+    printed = [line.strip() for line in rpg("show", str(selected), *source, json_output=False).splitlines()]
+    change = next((line for line in printed if line.startswith("~ /character/hp")), "")
+    match = re.match(r"^~ (\S+)  (.+) → (.+)$", change)
+    check(bool(match), "reel-rpg show %d prints a change of /character/hp: %r" % (selected, printed))
+    described = rpg("describe", *source)["actions"]
+    for width, height in ((1024, 768), (1400, 900)):
+        set_viewport(driver, width, height)
+        driver.get(url)
+        wait(driver, "the latest seq at %d px" % width, lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(latest))
+        wait(driver, "every row filled at %d px" % width,
+             lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log .log-row:not(.loading)")) == latest)
+        row = driver.find_elements(By.CSS_SELECTOR, '#log .log-row[data-seq="%d"]' % selected)
+        if not check(bool(row), "the row of seq %d at %d px" % (selected, width)):
+            continue
+        row[0].click()
+        wait(driver, "the changes of seq %d at %d px" % (selected, width),
+             lambda d: attribute(d, "#action-diff", "data-seq") == str(selected))
+        time.sleep(0.3)  # the columns settle once the rows are filled
+        m = driver.execute_script(MEASURE_JS)
+        at = "at %dx%d" % (width, height)
+        check(m["view"]["width"] == width, "%s the viewport is %r" % (at, m["view"]))
+        check(m["pageScroll"]["width"] <= width, "%s the page is %d px wide: it scrolls sideways" % (at, m["pageScroll"]["width"]))
+        # Two columns: the log on the left, the panels beside it.
+        check(m["panels"]["left"] >= m["logPane"]["right"] - 1, "%s the panels are beside the log: %r %r" % (at, m["logPane"], m["panels"]))
+        # Every header shown is whole (a narrow log leaves the uid out: the action panel has it).
+        headers = [header["text"] for header in m["headers"] if header["shown"]]
+        check(headers[:5] == ["skip", "seq", "type", "payload", "time (UTC)"], "%s the headers shown: %r" % (at, headers))
+        for header in m["headers"]:
+            check(not header["shown"] or (not header["cut"] and inside(header["box"], m["view"])),
+                  "%s the header %r is cut (%d px of text in %d)" % (at, header["text"], header["scrollWidth"], header["clientWidth"]))
+        types = set()
+        for r in m["rows"]:
+            env = exported[r["seq"]]
+            types.add(r["type"]["text"])
+            check(r["type"]["text"] == env["type"] and not r["type"]["cut"],
+                  "%s the type of seq %d is cut: %r, %d px of text in %d" % (at, r["seq"], r["type"]["text"], r["type"]["scrollWidth"], r["type"]["clientWidth"]))
+            # The time: hh:mm:ss today, with its date on another day; the full time on hover.
+            day, clock = env["time"][:10], env["time"][11:19]
+            other_day = day != time.strftime("%Y-%m-%d", time.gmtime())
+            text = r["time"]["text"]
+            check(not r["time"]["cut"] and (text.startswith("Mar 14") if other_day else text == clock),
+                  "%s the time of seq %d (%s) shows %r" % (at, r["seq"], env["time"], text))
+            check(env["time"] in r["time"]["title"], "%s the time of seq %d has the full time as its tooltip: %r" % (at, r["seq"], r["time"]["title"]))
+        check({"rpg/attackCharacter", "rpg/setSaveData"} <= types, "%s rows of namespaced types are shown: %s" % (at, sorted(types)))
+        check(m["payloadChars"] >= 20, "%s the payload column shows %.1f characters" % (at, m["payloadChars"]))
+        # The selected action's changes are on screen as they are: nothing was scrolled.
+        patch = m["patch"]
+        check(patch["seq"] == str(selected) and patch["ops"], "%s the changes of seq %d are shown: %r" % (at, selected, patch))
+        check(m["pageScroll"]["y"] == 0 and m["panelsScrollTop"] == 0, "%s the page or the panels were scrolled: %r" % (at, m["pageScroll"]))
+        check(inside(patch["box"], m["view"]), "%s the changes are not within the viewport %r: %r" % (at, m["view"], patch["box"]))
+        # Each change old → new, as the command line prints it.
+        if match:
+            op = next((op for op in patch["ops"] if op["path"] == match.group(1)), None)
+            check(op is not None and op["old"] == match.group(2) and op["value"] == match.group(3) and "→" in op["text"],
+                  "%s the change of %s shows %r, reel-rpg show prints %r" % (at, match.group(1), op, change))
+        screenshot(driver, shots, "ui-%d.png" % width)
+
+    # The three forms of a time, as the page's own module makes them for a given now.
+    forms = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('./util.js').then((util) => {
+          const now = new Date('2026-11-27T12:00:00Z');
+          done(['2026-11-27T09:26:53.123456789Z', '2026-09-14T09:26:53Z', '2025-11-27T09:26:53Z'].map((t) => util.shortTime(t, now)));
+        }, (error) => done(String(error)));
+    """)
+    check(forms == ["09:26:53", "Sep 14 09:26", "Nov 27 2025"], "the times today, this half-year and before show as %r" % (forms,))
+
+    # The dispatch form offers the store's namespaced types, each with its example.
+    options = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#dispatch-types option")]
+    expected_types = [a["type"] for a in described if not a["type"].startswith("@")]
+    check(options == expected_types, "the type field offers %r, describe says %r" % (options, expected_types))
+    driver.find_element(By.ID, "dispatch-type").send_keys("rpg/attackCharacter")
+    example = next(a["example"] for a in described if a["type"] == "rpg/attackCharacter")
+    wait(driver, "rpg/attackCharacter's example as the payload's hint",
+         lambda d: d.find_element(By.ID, "dispatch-payload").get_attribute("placeholder") == "e.g. " + json.dumps(example, separators=(",", ":")))
+
+    # Below ~900 px the panels go under the log.
+    set_viewport(driver, 800, 900)
+    m = driver.execute_script(MEASURE_JS)
+    check(m["panels"]["top"] >= m["logPane"]["bottom"] - 1, "at 800 px the panels are under the log: %r %r" % (m["logPane"], m["panels"]))
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    errors = console_errors(driver)
+    check(not errors, "console errors (window sizes): %s" % errors)
+
+
+def start_rpg(bin_dir, work):
+    """reel-rpg's daemon on a history whose first actions are from another day (imported), the
+    rest dispatched now; and its page."""
+    data, socket = os.path.join(work, "rpg-data"), os.path.join(work, "rpg.sock")
+    lines = [json.dumps({"seq": seq, "type": kind, "payload": payload, "time": when, "peer": {"uid": 0, "gid": 0, "pid": 1}})
+             for seq, (kind, payload, when) in enumerate(RPG_OTHER_DAY, start=1)]
+    ndjson = os.path.join(work, "rpg.ndjson")
+    with open(ndjson, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    reel(bin_dir, "import", ndjson, "--data-dir", data, program="reel-rpg")
+    daemon = subprocess.Popen([os.path.join(bin_dir, "reel-rpg"), "serve", "--data-dir", data, "--socket", socket, "--log-level", "warning"])
+    for _ in range(500):
+        if os.path.exists(socket):
+            break
+        time.sleep(0.02)
+    for kind, payload in RPG_TODAY:
+        reel(bin_dir, "dispatch", kind, json.dumps(payload), "--socket", socket, program="reel-rpg")
+    return daemon, socket
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -252,7 +433,7 @@ def main():
     bin_dir = os.path.abspath(arguments.bin)
     work = tempfile.mkdtemp(prefix="reel-ui-browser-")
     data, socket = os.path.join(work, "data"), os.path.join(work, "reel.sock")
-    daemon = subprocess.Popen([os.path.join(bin_dir, "reeld"), "--data-dir", data, "--socket", socket, "--log-level", "warning"])
+    daemons = [subprocess.Popen([os.path.join(bin_dir, "reeld"), "--data-dir", data, "--socket", socket, "--log-level", "warning"])]
     driver = None
     processes = []
     try:
@@ -284,14 +465,24 @@ def main():
         offline, offline_url = start_ui(bin_dir, ["--data-dir", data])
         processes.append(offline)
         offline_checks(driver, bin_dir, data, offline_url, arguments.screenshots)
+        driver.get("about:blank")
+        driver.get_log("browser")
+        stop(offline, "the offline reel ui")
+
+        rpg_daemon, rpg_socket = start_rpg(bin_dir, work)
+        daemons.append(rpg_daemon)
+        rpg_ui, rpg_url = start_ui(bin_dir, ["--socket", rpg_socket], program="reel-rpg")
+        processes.append(rpg_ui)
+        window_checks(driver, bin_dir, rpg_socket, rpg_url, arguments.screenshots)
     finally:
         if driver:
             driver.quit()
         for process in processes:
             if process.poll() is None:
                 stop(process, "reel ui (%s)" % " ".join(process.args[2:]))
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=20)
+        for daemon in daemons:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=20)
         shutil.rmtree(work, ignore_errors=True)
     if FAILURES:
         print("%d check(s) failed" % len(FAILURES))
