@@ -107,6 +107,18 @@ public struct Table: Sendable {
         append(row.map { Cell($0) })
     }
 
+    /// Each column's width, in terminal columns: what a table printed in parts keeps for every
+    /// part, so that rows printed later line up under the header printed first (`reel log`
+    /// prints a page at a time, and `--follow` adds rows as they come).
+    public struct Layout: Sendable, Hashable {
+        /// One width per column; `Int.max` for a last column that takes whatever its cells need.
+        public var widths: [Int]
+
+        public init(widths: [Int]) {
+            self.widths = widths
+        }
+    }
+
     /// The table as text: one line per row (after the header line), each ending in `\n`.
     ///
     /// - Parameters:
@@ -115,13 +127,63 @@ public struct Table: Sendable {
     ///     ``flexibleColumn`` shrinks to meet it, so lines can still be wider.
     /// - Returns: The lines, or `""` when there is nothing to show.
     public func render(styler: Styler = .plain, lineWidth: Int? = nil) -> String {
+        let lines = shownLines()
+        return render(lines, widths: columnWidths(of: lines, lineWidth: lineWidth), styler: styler)
+    }
+
+    /// The widths to lay out these rows and the rows of later parts with: each column as wide as
+    /// its widest cell or header, or `minimumWidths` where that is wider (room for the cells still
+    /// to come: larger seqs, longer names). A ``flexibleColumn`` that is the last column and
+    /// left-aligned takes the rest of `lineWidth` (later rows may be longer than these), or, with
+    /// no line width, whatever its cells need; any other flexible column shrinks as in
+    /// ``render(styler:lineWidth:)``.
+    ///
+    /// - Parameters:
+    ///   - lineWidth: The width lines should fit in, such as the terminal's.
+    ///   - minimumWidths: The least width of each column, by index; missing ones are 0.
+    public func layout(lineWidth: Int? = nil, minimumWidths: [Int] = []) -> Layout {
+        let lines = shownLines()
+        var widths = columnWidths(of: lines, lineWidth: nil)
+        for (index, minimum) in minimumWidths.enumerated() where widths.indices.contains(index) {
+            widths[index] = max(widths[index], min(minimum, columns[index].maxWidth.map { max(1, $0) } ?? .max))
+        }
+        guard let flexible = flexibleColumn, widths.indices.contains(flexible) else { return Layout(widths: widths) }
+        guard flexible == columns.count - 1, columns[flexible].alignment == .left else {
+            return Layout(widths: shrinking(widths, toFit: lineWidth))
+        }
+        guard let lineWidth else {
+            widths[flexible] = columns[flexible].maxWidth.map { max(1, $0) } ?? .max
+            return Layout(widths: widths)
+        }
+        let others = widths.indices.filter { $0 != flexible }.reduce(0) { $0 + widths[$1] }
+            + TerminalText.width(of: separator) * max(0, widths.count - 1)
+        widths[flexible] = max(headerFloor(flexible), lineWidth - others)
+        if let maxWidth = columns[flexible].maxWidth { widths[flexible] = min(widths[flexible], max(1, maxWidth)) }
+        return Layout(widths: widths)
+    }
+
+    /// The rows (and the header, if shown) laid out with widths fixed before: cells wider than
+    /// their column are cut with `…`, so every line keeps the columns of the first part.
+    ///
+    /// - Parameters:
+    ///   - styler: Styles headers and cells when enabled.
+    ///   - layout: Widths from ``layout(lineWidth:minimumWidths:)``, usually of the first part.
+    public func render(styler: Styler = .plain, layout: Layout) -> String {
+        precondition(layout.widths.count == columns.count, "a layout of \(layout.widths.count) widths for \(columns.count) columns")
+        return render(shownLines(), widths: layout.widths, styler: styler)
+    }
+
+    /// The header (if shown) and the rows, each cell made one safe line, so widths measure what
+    /// is shown.
+    private func shownLines() -> [[Cell]] {
         var lines: [[Cell]] = showsHeader ? [columns.map { Cell($0.header, style: headerStyle) }] : []
         lines += rows
-        // Make every cell one safe line first, so widths measure what is shown.
-        lines = lines.map { row in
+        return lines.map { row in
             row.map { Cell(Self.oneLine($0.text), style: $0.style) }
         }
-        let widths = columnWidths(of: lines, lineWidth: lineWidth)
+    }
+
+    private func render(_ lines: [[Cell]], widths: [Int], styler: Styler) -> String {
         var output = ""
         for row in lines {
             output += renderLine(row, widths: widths, styler: styler)
@@ -145,14 +207,25 @@ public struct Table: Sendable {
             }
         }
         for index in widths.indices { widths[index] = min(widths[index], natural[index]) }
+        return shrinking(widths, toFit: lineWidth)
+    }
 
+    /// `widths` with the flexible column narrowed, down to its header's width, until a line fits
+    /// `lineWidth`.
+    private func shrinking(_ widths: [Int], toFit lineWidth: Int?) -> [Int] {
+        var widths = widths
         guard let lineWidth, let flexible = flexibleColumn, widths.indices.contains(flexible) else { return widths }
         let total = widths.reduce(0, +) + TerminalText.width(of: separator) * max(0, widths.count - 1)
         guard total > lineWidth else { return widths }
-        let header = showsHeader ? TerminalText.width(of: Self.oneLine(columns[flexible].header)) : 0
-        let floor = min(widths[flexible], max(1, header))
+        let floor = min(widths[flexible], headerFloor(flexible))
         widths[flexible] = max(floor, widths[flexible] - (total - lineWidth))
         return widths
+    }
+
+    /// The least a flexible column shrinks to: its header's width (1 with no header).
+    private func headerFloor(_ column: Int) -> Int {
+        let header = showsHeader ? TerminalText.width(of: Self.oneLine(columns[column].header)) : 0
+        return max(1, header)
     }
 
     private func renderLine(_ row: [Cell], widths: [Int], styler: Styler) -> String {
@@ -162,8 +235,9 @@ public struct Table: Sendable {
         for index in 0...last {
             if index > 0 { line += separator }
             let text = TerminalText.truncating(row[index].text, toWidth: widths[index])
-            let padding = String(repeating: " ", count: widths[index] - TerminalText.width(of: text))
             let styled = styler.apply(row[index].style, to: text)
+            // Padding only where it shows: a last column of a fixed layout may be `Int.max` wide.
+            var padding: String { String(repeating: " ", count: widths[index] - TerminalText.width(of: text)) }
             switch columns[index].alignment {
             case .left: line += index == last ? styled : styled + padding
             case .right: line += padding + styled

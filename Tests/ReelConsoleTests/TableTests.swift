@@ -98,6 +98,31 @@ import Testing
         )
     }
 
+    /// A table printed in parts (`reel log`, a page at a time): the first part's layout fixes the
+    /// widths, later parts keep them (cutting what does not fit), and the last column takes the
+    /// rest of the line.
+    @Test func laterPartsKeepTheFirstPartsLayout() {
+        var first = Table(columns: [Table.Column("SEQ", alignment: .right), Table.Column("TYPE"), Table.Column("PAYLOAD")], flexibleColumn: 2)
+        first.append(["9", "set", "{}"])
+        let layout = first.layout(lineWidth: 30, minimumWidths: [4, 6])
+        #expect(layout.widths == [4, 6, 30 - 4 - 6 - 2 - 2])
+        #expect(
+            first.render(layout: layout) == """
+                 SEQ  TYPE    PAYLOAD
+                   9  set     {}
+
+                """
+        )
+        var later = Table(columns: first.columns, flexibleColumn: 2)
+        later.showsHeader = false
+        later.append(["10", "increment", #"{"path":"/counter","by":1000000}"#])
+        #expect(later.render(layout: layout) == "  10  incre…  " + #"{"path":"/count…"# + "\n")
+        // Without a line width the last column takes what its cells need.
+        let unbounded = first.layout(minimumWidths: [4, 6])
+        #expect(unbounded.widths == [4, 6, .max])
+        #expect(later.render(layout: unbounded) == "  10  incre…  " + #"{"path":"/counter","by":1000000}"# + "\n")
+    }
+
     @Test func wideCharactersAndCombiningAccentsLineUp() {
         var table = Table(columns: [Table.Column("NAME"), Table.Column("HP", alignment: .right)])
         table.append(["日本", "10"])
