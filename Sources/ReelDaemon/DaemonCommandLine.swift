@@ -8,27 +8,36 @@ import ReelProtocol
 struct DaemonCommandLine: ParsableCommand {
     private typealias Defaults = DaemonConfiguration.Defaults
 
-    static let configuration = CommandConfiguration(
-        commandName: "reeld",
-        abstract: "Reel's daemon: an event-sourced state store shared by local processes over a Unix socket.",
-        discussion: """
-            Every setting can also come from an environment variable (the flag's name in capitals \
-            with - as _ and the prefix REEL_, such as REEL_DATA_DIR) or from the config file (YAML, \
-            or JSON when its name ends in .json; the flag's name as key, such as `data-dir: /var/lib/reel`). \
-            A flag wins over the environment, which wins over the config file, which wins over the defaults.
+    /// The name the running program is called by, for the usage line, the version and the
+    /// messages: `reeld`, or an app's `reel-rpg serve` (``DaemonConfiguration/load(arguments:environment:identityResolver:)``
+    /// sets it from the command line's first element while it parses).
+    @TaskLocal static var programName = "reeld"
 
-            Under systemd (StateDirectory=, RuntimeDirectory=) the data directory defaults to \
-            $STATE_DIRECTORY and the socket to $RUNTIME_DIRECTORY/reel.sock.
+    static var configuration: CommandConfiguration {
+        let name = programName
+        return CommandConfiguration(
+            commandName: name,
+            abstract: "Reel's daemon: an event-sourced state store shared by local processes over a Unix socket.",
+            discussion: """
+                Every setting can also come from an environment variable (the flag's name in capitals \
+                with - as _ and the prefix REEL_, such as REEL_DATA_DIR) or from the config file (YAML, \
+                or JSON when its name ends in .json; the flag's name as key, such as `data-dir: /var/lib/reel`). \
+                A flag wins over the environment, which wins over the config file, which wins over the defaults.
 
-            Allow lists are comma-separated: a uid or user name, `self` (reeld's own user), \
-            @GROUP (a gid or group name: peers whose primary group it is, or who are listed \
-            members of it), `*` (anyone who can reach the socket), or `none`.
+                Under systemd (StateDirectory=, RuntimeDirectory=) the data directory defaults to \
+                $STATE_DIRECTORY and the socket to $RUNTIME_DIRECTORY/reel.sock.
 
-            reeld exits 0 after a graceful shutdown on SIGTERM or SIGINT, and with a one-line \
-            reason and a non-zero status when it cannot start.
-            """,
-        version: ReelRelease.versionLine(program: "reeld")
-    )
+                Allow lists are comma-separated: a uid or user name, `self` (the daemon's own user), \
+                @GROUP (a gid or group name: peers whose primary group it is, or who are listed \
+                members of it), `*` (anyone who can reach the socket), or `none`.
+
+                \(name) exits 0 after a graceful shutdown on SIGTERM or SIGINT, and with a one-line \
+                reason and a non-zero status when it cannot start.
+                """,
+            // An app's `serve` has the app's version line: `reel-rpg 0.1.0 (protocol 1)`.
+            version: ReelRelease.versionLine(program: name.split(separator: " ").first.map(String.init) ?? name)
+        )
+    }
 
     // One option per setting of `Setting.table`, its name and help taken from there; `values`
     // finds them by name (a test checks that every setting has its option and no other exists).

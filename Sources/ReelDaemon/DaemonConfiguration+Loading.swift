@@ -55,7 +55,16 @@ extension DaemonConfiguration {
     public static func load(
         arguments: [String], environment: [String: String], identityResolver: IdentityResolver = .system
     ) async throws(StartupError) -> DaemonConfiguration {
-        let commandLine = try parseCommandLine(Array(arguments.dropFirst()))
+        // The usage line and messages name the program running: `reeld`, or `reel-rpg serve`.
+        let name = arguments.first.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "reeld"
+        let parsed = DaemonCommandLine.$programName.withValue(name) { () -> Result<DaemonCommandLine, StartupError> in
+            do throws(StartupError) {
+                return .success(try parseCommandLine(Array(arguments.dropFirst())))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let commandLine = try parsed.get()
         let flagValues = Dictionary(uniqueKeysWithValues: commandLine.values.map { setting, text in
             (AbsoluteConfigKey([setting.name]), ConfigValue(.string(text), isSecret: false))
         })
@@ -90,7 +99,7 @@ extension DaemonConfiguration {
                 throw request
             }
             let message = DaemonCommandLine.message(for: error)
-            throw StartupError(.usage, "\(message) (see reeld --help)")
+            throw StartupError(.usage, "\(message) (see \(DaemonCommandLine.programName) --help)")
         }
     }
 

@@ -169,7 +169,7 @@ extension Setting {
         ),
         .init(
             setting: .sharedLog, valueName: "url",
-            help: "Keep the log's order in PostgreSQL (postgres://user@host/db), shared by every reeld given the same URL; this data directory becomes a full local copy",
+            help: "Keep the log's order in PostgreSQL (postgres://user@host/db), shared by every daemon given the same URL; this data directory becomes a full local copy",
             defaultText: "off",
             resolve: { r throws(StartupError) in
                 r.configuration.sharedLog = try r.value(.sharedLog, SettingValueParsers.sharedLogURL) { (nil, .builtInDefault) }
