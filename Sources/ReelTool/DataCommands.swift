@@ -20,7 +20,12 @@ struct ImportCommand: AsyncParsableCommand {
 
     @Argument(help: ArgumentHelp("The exported actions, or - for stdin.", valueName: "file")) var file: String
     @Option(name: .customLong("data-dir"), help: ArgumentHelp("The new data directory.", valueName: "path")) var dataDir: String
-    @Option(name: .customLong("checkpoint-every"), help: ArgumentHelp("Write a checkpoint every N actions (default: 10000).", valueName: "n"))
+    @Option(
+        name: .customLong("checkpoint-every"), parsing: .unconditional,
+        // The default is in the text: argument-parser shows none for an option read by a transform.
+        help: ArgumentHelp("Write a checkpoint every N actions; 0: only at the end (default: 10000).", valueName: "n"),
+        transform: { try NumberArgument.whole($0, "a number of actions", minimum: 0) }
+    )
     var checkpointEvery: UInt64 = 10_000
     @OptionGroup var output: OutputOptions
 

@@ -1,47 +1,106 @@
 import ArgumentParser
+import ReelConsole
 import ReelCore
 import ReelJSON
 import ReelProtocol
 
-/// `reel log [--from SEQ] [--to SEQ] [--type T] [--limit N] [--follow]`: the actions, one per line.
+/// `reel log [--from SEQ] [--to SEQ] [--type T] [--limit N | --last N | --all] [--follow]`: the
+/// actions, one per line.
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log", abstract: "List actions with their seq, time, type and peer.",
-        discussion: "With --json: one action per line, {seq, type, payload, time, peer: {uid, gid, pid}}."
+        discussion: """
+            On a terminal, with none of --from, --to, --limit, --last and --all, shows the newest \
+            actions, as many as fit the screen (20 when its height is unknown), and says on stderr \
+            how to see more. Piped, or with --json, lists every action of the range, oldest first. \
+            --from beyond the latest seq is refused (as `get --at` refuses it), except with \
+            --follow, which waits for it. When --type matches nothing, stderr says so (and which \
+            types the store has) and no row is printed. With --json: one action per line, \
+            {seq, type, payload, time, peer: {uid, gid, pid}}.
+            """
     )
 
-    @Option(name: .customLong("from"), help: ArgumentHelp("The first seq (default: 1).", valueName: "seq")) var from: SeqArgument?
-    @Option(name: .customLong("to"), help: ArgumentHelp("The last seq (default: the latest).", valueName: "seq")) var to: SeqArgument?
+    /// How many newest actions a terminal shows without `--last`, when its height is unknown.
+    static let defaultPageRows = 20
+
+    @Option(
+        name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("The first seq (default: 1).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var from: SeqArgument?
+    @Option(
+        name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The last seq (default: the latest).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var to: SeqArgument?
     @Option(name: .customLong("type"), help: ArgumentHelp("Only actions of this type (repeatable).", valueName: "type")) var types: [String] = []
-    @Option(name: .customLong("limit"), help: ArgumentHelp("At most this many actions.", valueName: "n")) var limit: Int?
+    @Option(
+        name: .customLong("limit"), parsing: .unconditional, help: ArgumentHelp("At most this many actions, the oldest first.", valueName: "n"),
+        transform: NumberArgument.count
+    )
+    var limit: Int?
+    @Option(
+        name: .customLong("last"), parsing: .unconditional, help: ArgumentHelp("Only the newest N actions (of the range and types).", valueName: "n"),
+        transform: NumberArgument.count
+    )
+    var last: Int?
+    @Flag(name: .customLong("all"), help: "Every action of the range, also on a terminal (which otherwise shows the newest page).")
+    var all = false
     @Flag(name: .customLong("follow"), help: "Keep printing new actions as they are committed, until interrupted.") var follow = false
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
-        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if limit != nil && last != nil { throw ValidationError("--limit takes the oldest actions and --last the newest: give one of them") }
+        if all && (limit != nil || last != nil) { throw ValidationError("--all lists every action: it takes no --\(limit != nil ? "limit" : "last")") }
         if follow && to != nil { throw ValidationError("--follow prints actions as they come: it takes no --to") }
+        if let from, let to, from.value > to.value {
+            throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them")
+        }
     }
 
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
         let typeFilter = types.isEmpty ? nil : Set(types)
-        let table = ActionTable(printer: printer)
-        var printed = 0
-        let first = max(from?.value ?? 1, 1)
-        var next: UInt64? = first
-        var lastSeen = first - 1
-        let end: UInt64
-        if let to { end = to.value } else { end = try await store.latestSeq() }
-        while let start = next, start <= end, printed < (limit ?? .max) {
-            let pageSize = min(store.historyPageSize, (limit ?? .max) - printed)
-            let page = try await store.history(from: start, to: end, limit: pageSize, types: typeFilter)
-            table.print(page.actions)
-            printed += page.actions.count
-            lastSeen = page.actions.last?.seq ?? end
-            next = page.next
+        let latest = try await store.latestSeq()
+        // A start the log has not reached shows nothing: refused, as `get --at` refuses it.
+        // `--follow` waits for it instead.
+        if let from, from.value > latest, !follow {
+            throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(from.value) is beyond the latest seq \(latest)"))
         }
-        if next == nil { lastSeen = max(lastSeen, end) }
+        let first = max(from?.value ?? 1, 1)
+        let end = min(to?.value ?? latest, latest)
+        let table = try await ActionTable.forListing(printer: printer, store: store, largestSeq: end, following: follow)
+        // On a terminal with no range asked for, only the newest page: a long log would scroll
+        // past, and the newest actions are the ones looked for. `--last` asks for it anywhere.
+        let paged = printer.isTerminal && from == nil && to == nil && limit == nil && last == nil && !all
+        let newest = last ?? (paged ? pageRows(printer) : nil)
+        var printed = 0
+        var lastSeen = first - 1
+        if let newest {
+            let tail = try await Self.newest(newest, of: store, from: first, through: end, types: typeFilter)
+            table.print(tail.actions)
+            printed = tail.actions.count
+            lastSeen = end
+            if paged, let shownFirst = tail.actions.first?.seq, let shownLast = tail.actions.last?.seq, tail.more {
+                let which = typeFilter.map { "\(printed) actions of type \(Self.list($0))" } ?? "\(printed) of \(end) actions"
+                printer.note("seqs \(shownFirst)…\(shownLast), the newest \(which); more: --last N, --from SEQ, or --all")
+            }
+        } else {
+            var next: UInt64? = first
+            while let start = next, start <= end, printed < (limit ?? .max) {
+                let pageSize = min(store.historyPageSize, (limit ?? .max) - printed)
+                let page = try await store.history(from: start, to: end, limit: pageSize, types: typeFilter)
+                table.print(page.actions)
+                printed += page.actions.count
+                lastSeen = page.actions.last?.seq ?? end
+                next = page.next
+            }
+            if next == nil { lastSeen = max(lastSeen, end) }
+        }
+        if printed == 0 && !follow {
+            try await noteEmpty(printer, store: store, first: first, end: end, latest: latest, types: typeFilter)
+        }
         guard follow, printed < (limit ?? .max) else { return }
         // `--from` may lie in the future: follow from the latest seq and skip what comes before it.
         let feed = try await store.watch(path: .root, since: min(lastSeen, end), mode: .actions)
@@ -54,6 +113,75 @@ struct LogCommand: AsyncParsableCommand {
             if printed >= (limit ?? .max) { return }
         }
     }
+
+    /// The rows a terminal shows: its height less the header, the note under the table and the
+    /// prompt after it; 20 when the height is unknown.
+    private func pageRows(_ printer: Printer) -> Int {
+        guard let height = printer.terminalHeight else { return Self.defaultPageRows }
+        return max(height - 3, 3)
+    }
+
+    /// The newest `count` actions in `first…end` (of `types`, when given), oldest first, and
+    /// whether any matching action comes before them. Reads backwards in growing windows, so
+    /// that a rare type does not cost a read of the whole log page by page from its start.
+    static func newest(
+        _ count: Int, of store: any StoreSource, from first: UInt64, through end: UInt64, types: Set<String>?
+    ) async throws(ToolError) -> (actions: [ActionEnvelope], more: Bool) {
+        guard first <= end else { return ([], false) }
+        var found: [ActionEnvelope] = []
+        var high = end
+        var window = UInt64(types == nil ? count : max(count, 256))
+        while true {
+            let low = high - first + 1 > window ? high - window + 1 : first
+            var inWindow: [ActionEnvelope] = []
+            var next: UInt64? = low
+            while let start = next, start <= high {
+                let page = try await store.history(from: start, to: high, limit: store.historyPageSize, types: types)
+                inWindow += page.actions
+                next = page.next
+            }
+            found = inWindow + found
+            if found.count >= count {
+                // Earlier matches than those kept: surely when some were cut; else unknown unless
+                // the log before the window is empty.
+                return (Array(found.suffix(count)), found.count > count || low > first)
+            }
+            guard low > first else { return (found, false) }
+            high = low - 1
+            window = window.multipliedReportingOverflow(by: 2).overflow ? .max : window * 2
+        }
+    }
+
+    /// Says on stderr why no row was printed: an empty log, or types that matched nothing.
+    private func noteEmpty(
+        _ printer: Printer, store: any StoreSource, first: UInt64, end: UInt64, latest: UInt64, types: Set<String>?
+    ) async throws(ToolError) {
+        guard latest > 0 else {
+            printer.note("the log is empty: no action has been dispatched yet")
+            return
+        }
+        let range = first == end ? "seq \(first)" : "seqs \(first)…\(end)"
+        guard let types else {
+            printer.note("no action in \(range)")
+            return
+        }
+        var note = "no action of type \(Self.list(types)) in \(range)"
+        // Which types there are: the store's, from `describe` (reading the whole log to list the
+        // types in it could take minutes).
+        if let known = try? await store.call(Method.Describe.self, DescribeParams()).actions.map(\.type) {
+            let unknown = types.subtracting(known)
+            if !unknown.isEmpty {
+                note += " (\(Self.list(unknown)) \(unknown.count == 1 ? "is not a type" : "are not types") of this store; its types: "
+                    + known.joined(separator: ", ") + ")"
+            }
+        }
+        printer.note(note)
+    }
+
+    /// `'a'`, or `'a', 'b'`, sorted.
+    static func list(_ types: Set<String>) -> String {
+        types.sorted().map { "'\($0)'" }.joined(separator: ", ")
+    }
 }
 
 /// `reel show SEQ`: one action and the change it made.
@@ -63,7 +191,7 @@ struct ShowCommand: AsyncParsableCommand {
         discussion: "With --json: {\"action\": {seq, type, payload, time, peer}, \"patch\": [RFC 6902 operations]}."
     )
 
-    @Argument(help: ArgumentHelp("The action's seq.", valueName: "seq")) var seq: SeqArgument
+    @Argument(help: ArgumentHelp("The action's seq.", valueName: "seq"), transform: SeqArgument.parse) var seq: SeqArgument
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
@@ -103,16 +231,33 @@ struct ExportCommand: AsyncParsableCommand {
         discussion: "One action per line, {seq, type, payload, time, peer}, whatever --json says. Progress goes to stderr on a terminal."
     )
 
-    @Option(name: .customLong("from"), help: ArgumentHelp("The first seq (default: 1).", valueName: "seq")) var from: SeqArgument?
-    @Option(name: .customLong("to"), help: ArgumentHelp("The last seq (default: the latest).", valueName: "seq")) var to: SeqArgument?
+    @Option(
+        name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("The first seq (default: 1).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var from: SeqArgument?
+    @Option(
+        name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The last seq (default: the latest).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var to: SeqArgument?
     @OptionGroup var source: SourceOptions
+
+    func validate() throws {
+        if let from, let to, from.value > to.value {
+            throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them")
+        }
+    }
 
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
         let first = max(from?.value ?? 1, 1)
-        let last: UInt64
-        if let to { last = to.value } else { last = try await store.latestSeq() }
+        let latest = try await store.latestSeq()
+        if let from, from.value > latest {
+            throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(from.value) is beyond the latest seq \(latest)"))
+        }
+        let last = min(to?.value ?? latest, latest)
         guard first <= last else { return }
         let progress = printer.progress("exporting", total: last - first + 1)
         defer { progress.finish() }
@@ -132,13 +277,36 @@ struct ExportCommand: AsyncParsableCommand {
 }
 
 /// The actions table of `log` and `watch --mode actions`, or one JSON line per action. Printed
-/// page by page as pages arrive, with the header once.
+/// page by page as pages arrive, with the header once: the first page fixes the columns' widths
+/// and later pages keep them, so every row lines up under the header.
 final class ActionTable {
-    let printer: Printer
-    private var headerPrinted = false
+    static let headers = ["SEQ", "TIME", "TYPE", "PEER", "PAYLOAD"]
+    /// The longest type name the TYPE column makes room for before any row needs it.
+    static let typeRoom = 24
 
-    init(printer: Printer) {
+    let printer: Printer
+    private var layout: Table.Layout?
+    /// The least widths of the columns, for the rows still to come.
+    private var minimumWidths: [Int]
+
+    /// - Parameters:
+    ///   - largestSeq: The largest seq expected; `following` adds a digit, for the seqs to come.
+    ///   - typeNames: The store's action types: the TYPE column makes room for the longest
+    ///     (up to ``typeRoom``).
+    init(printer: Printer, largestSeq: UInt64, following: Bool, typeNames: [String] = []) {
         self.printer = printer
+        let seqDigits = String(largestSeq).count + (following ? 1 : 0)
+        let typeWidth = min(typeNames.map { TerminalText.width(of: $0) }.max() ?? 0, Self.typeRoom)
+        minimumWidths = [seqDigits, 0, typeWidth, 0, 0]
+    }
+
+    /// The table for a listing of `store`: with the store's action types when printing for people.
+    static func forListing(printer: Printer, store: any StoreSource, largestSeq: UInt64, following: Bool) async throws(ToolError) -> ActionTable {
+        var typeNames: [String] = []
+        if !printer.isJSON, let described = try? await store.call(Method.Describe.self, DescribeParams()) {
+            typeNames = described.actions.map(\.type)
+        }
+        return ActionTable(printer: printer, largestSeq: largestSeq, following: following, typeNames: typeNames)
     }
 
     func print(_ actions: [ActionEnvelope]) {
@@ -150,8 +318,12 @@ final class ActionTable {
         let rows = actions.map { envelope in
             [String(envelope.seq), envelope.time.rfc3339Seconds, envelope.type, Self.peer(envelope.peer), envelope.payload.jsonString]
         }
-        printer.table(["SEQ", "TIME", "TYPE", "PEER", "PAYLOAD"], rows: rows, rightAligned: [0], header: !headerPrinted)
-        headerPrinted = true
+        if layout == nil {
+            // Room for the pids of other processes: up to 7 digits (Linux's largest pid_max).
+            let peers = actions.map { $0.peer == .unknown ? 1 : "uid \($0.peer.uid) pid ".count + max(7, String($0.peer.pid).count) }
+            minimumWidths[3] = peers.max() ?? 0
+        }
+        layout = printer.tablePart(Self.headers, rows: rows, rightAligned: [0], layout: layout, minimumWidths: minimumWidths)
     }
 
     static func peer(_ peer: Peer) -> String {

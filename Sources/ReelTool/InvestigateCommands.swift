@@ -21,7 +21,11 @@ struct BisectCommand: AsyncParsableCommand {
     )
 
     @Argument(help: ArgumentHelp("The condition, such as '/character/hp <= 0'.", valueName: "expr")) var expression: String
-    @Option(name: .customLong("to"), help: ArgumentHelp("Search up to this seq (default: the latest).", valueName: "seq")) var to: SeqArgument?
+    @Option(
+        name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("Search up to this seq (default: the latest).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var to: SeqArgument?
     @OptionGroup var source: SourceOptions
 
     func validate() throws {

@@ -17,6 +17,10 @@ struct Printer {
     private let progressOutput: (any TextOutputSink)?
     /// The terminal's width, for tables that would wrap; `nil` when the output is not a terminal.
     private let lineWidth: Int?
+    /// How many lines the terminal shows, when the output is one and its height is known.
+    let terminalHeight: Int?
+    /// Whether results go to a person's terminal (not `--json`): what pages long listings.
+    let isTerminal: Bool
 
     init(context: ToolContext, json: Bool, color: ColorChoice) {
         isJSON = json
@@ -27,6 +31,8 @@ struct Printer {
         errors = context.standardError
         progressOutput = context.standardErrorIsTerminal ? context.standardError : nil
         lineWidth = context.standardOutputIsTerminal ? Self.terminalWidth(environment: context.environment) : nil
+        terminalHeight = context.standardOutputIsTerminal ? Self.terminalHeight(environment: context.environment) : nil
+        isTerminal = context.standardOutputIsTerminal && !json
     }
 
     /// One JSON value on one line.
@@ -62,19 +68,46 @@ struct Printer {
     }
 
     /// An aligned table; the last column gives way to the terminal's width.
-    func table(_ headers: [String], rows: [[String]], rightAligned: Set<Int> = [], header: Bool = true) {
+    func table(_ headers: [String], rows: [[String]], rightAligned: Set<Int> = []) {
+        output.write(Self.table(headers, rows: rows, rightAligned: rightAligned).render(styler: style, lineWidth: lineWidth))
+    }
+
+    /// A table printed in parts: the first part (with the header) fixes the columns' widths, at
+    /// least `minimumWidths`, and every later part is laid out with the same widths, so its rows
+    /// line up under the header (cells too wide for their column are cut with `…`). The last
+    /// column takes the rest of the terminal's width, or all it needs when not on a terminal.
+    /// Returns the layout to pass with the later parts.
+    @discardableResult
+    func tablePart(
+        _ headers: [String], rows: [[String]], rightAligned: Set<Int> = [], layout: Table.Layout?, minimumWidths: [Int] = []
+    ) -> Table.Layout {
+        var table = Self.table(headers, rows: rows, rightAligned: rightAligned)
+        table.showsHeader = layout == nil
+        let fixed = layout ?? table.layout(lineWidth: lineWidth, minimumWidths: minimumWidths)
+        output.write(table.render(styler: style, layout: fixed))
+        return fixed
+    }
+
+    private static func table(_ headers: [String], rows: [[String]], rightAligned: Set<Int>) -> Table {
         var table = Table(
             columns: headers.enumerated().map { Table.Column($1, alignment: rightAligned.contains($0) ? .right : .left) },
             flexibleColumn: headers.count - 1
         )
-        table.showsHeader = header
         for row in rows { table.append(row) }
-        output.write(table.render(styler: style, lineWidth: lineWidth))
+        return table
     }
 
     /// A progress bar on standard error when it is a terminal; otherwise one that does nothing.
     func progress(_ label: String, total: UInt64) -> ProgressBar {
         ProgressBar(total: total == 0 ? nil : Int(clamping: total), label: label, output: progressOutput)
+    }
+
+    /// `$LINES`, else the terminal's height, else `nil` (unknown).
+    private static func terminalHeight(environment: [String: String]) -> Int? {
+        if let lines = environment["LINES"].flatMap(Int.init), lines > 0 { return lines }
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 { return Int(size.ws_row) }
+        return nil
     }
 
     /// `$COLUMNS`, else the terminal's width, else 100.

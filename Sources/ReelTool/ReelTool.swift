@@ -30,8 +30,9 @@ public enum ReelTool {
 
     private static func runInContext(_ arguments: [String]) async -> Int32 {
         let context = ToolContext.current
+        let arguments = Self.movingLeadingOptions(arguments)
         do {
-            var command = try RootCommand.parseAsRoot(Self.movingLeadingOptions(arguments))
+            var command = try RootCommand.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -43,7 +44,8 @@ public enum ReelTool {
             return error.exitStatus
         } catch {
             let code = RootCommand.exitCode(for: error)
-            let message = RootCommand.fullMessage(for: error)
+            let message = code == .success ? RootCommand.fullMessage(for: error)
+                : Self.negativeNumberMessage(RootCommand.message(for: error), arguments: arguments) ?? RootCommand.fullMessage(for: error)
             if !message.isEmpty {
                 // Help goes to stdout (it was asked for); usage errors to stderr.
                 let stream = code == .success ? context.standardOutput : context.standardError
@@ -80,6 +82,31 @@ extension ReelTool {
     }
 }
 
+extension ReelTool {
+    /// What to say when a negative number stands where an argument was expected (`reel show -1`,
+    /// `reel diff -3 5`): argument-parser reads it as an option and says "Unknown option '-1'" or
+    /// "Missing expected argument '<seq>'". Numeric options read their value unconditionally
+    /// (`--at -1` reaches the option, which says what it takes); this covers the positional ones.
+    /// `nil` when the error is another one.
+    static func negativeNumberMessage(_ message: String, arguments: [String]) -> String? {
+        guard message.hasPrefix("Unknown option '-") || message.hasPrefix("Missing expected argument") else { return nil }
+        guard let negative = arguments.dropFirst().first(where: isNegativeNumber) else { return nil }
+        if message.hasPrefix("Unknown option '-"), message != "Unknown option '\(negative)'" { return nil }
+        let program = ToolContext.current.programName
+        let command = arguments.first.map { " " + $0 } ?? ""
+        return """
+            Error: '\(negative)' is negative: seqs and counts are 0 or more (an argument that starts with '-' is read as an option; after '--' it is taken as a value)
+              See '\(program)\(command) --help' for more information.
+            """
+    }
+
+    private static func isNegativeNumber(_ argument: String) -> Bool {
+        guard argument.count > 1, argument.hasPrefix("-") else { return false }
+        let digits = argument.dropFirst()
+        return digits.first?.isNumber == true && digits.allSatisfy { $0.isNumber || $0 == "." }
+    }
+}
+
 /// The root command: `reel <subcommand>`, or `<app> <subcommand>` with `serve` for apps.
 struct RootCommand: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
@@ -113,13 +140,16 @@ struct RootCommand: AsyncParsableCommand {
 
 /// `<app> serve [reeld's options]`: the daemon, with the app's reducers.
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Run the daemon for this store (the options of reeld; see `serve --help`).",
-        // The daemon reads its own flags, environment and config file: pass everything through.
-        helpNames: []
-    )
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "serve",
+            abstract: "Run the daemon for this store: the settings of reeld (`\(ToolContext.current.programName) serve --help` lists them).",
+            // The daemon reads its own flags, environment and config file: pass everything through.
+            helpNames: []
+        )
+    }
 
-    @Argument(parsing: .captureForPassthrough, help: "reeld's options, such as --data-dir PATH --socket PATH.")
+    @Argument(parsing: .captureForPassthrough, help: "The daemon's options, such as --data-dir PATH --socket PATH.")
     var arguments: [String] = []
 
     func run() async throws {

@@ -10,8 +10,13 @@ struct GetCommand: AsyncParsableCommand {
         discussion: "PATH is a JSON Pointer such as /todos/0 (default: the whole state). With --json: {\"seq\", \"value\"}."
     )
 
-    @Argument(help: ArgumentHelp("A JSON Pointer into the state.", valueName: "path")) var path: PointerArgument?
-    @Option(name: .customLong("at"), help: ArgumentHelp("The seq to read at (default: the latest).", valueName: "seq")) var at: SeqArgument?
+    @Argument(help: ArgumentHelp("A JSON Pointer into the state, such as /todos/0.", valueName: "path"), transform: PointerArgument.parse)
+    var path: PointerArgument?
+    @Option(
+        name: .customLong("at"), parsing: .unconditional, help: ArgumentHelp("The seq to read at (default: the latest).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var at: SeqArgument?
     @OptionGroup var source: SourceOptions
 
     func run() async throws {
@@ -33,9 +38,9 @@ struct DiffCommand: AsyncParsableCommand {
         discussion: "With --json: {\"patch\": [RFC 6902 operations]} turning the state at FROM into the state at TO."
     )
 
-    @Argument(help: ArgumentHelp("The earlier seq.", valueName: "from")) var from: SeqArgument
-    @Argument(help: ArgumentHelp("The later seq.", valueName: "to")) var to: SeqArgument
-    @Argument(help: ArgumentHelp("Only under this JSON Pointer.", valueName: "path")) var path: PointerArgument?
+    @Argument(help: ArgumentHelp("The earlier seq.", valueName: "from"), transform: SeqArgument.parse) var from: SeqArgument
+    @Argument(help: ArgumentHelp("The later seq.", valueName: "to"), transform: SeqArgument.parse) var to: SeqArgument
+    @Argument(help: ArgumentHelp("Only under this JSON Pointer.", valueName: "path"), transform: PointerArgument.parse) var path: PointerArgument?
     @OptionGroup var source: SourceOptions
 
     func run() async throws {
@@ -64,16 +69,22 @@ struct ReplayCommand: AsyncParsableCommand {
         discussion: """
             Replays the log leaving out the skipped actions. Later actions that the reducers refuse \
             once those are gone are reported (they change nothing). With --diff, prints how the \
-            what-if state differs from the real one instead of the state itself. With --json: \
-            {"value", "refused": [{seq, reason}]}, or {"patch"} with --diff.
+            what-if state differs from the real one instead of the state itself. A skipped seq \
+            beyond the latest (or beyond --to) is refused, as `get --at` refuses it. With --json: \
+            {"value", "refused": [{seq, reason}]}, or {"patch", "refused"} with --diff; "refused" \
+            is [] when every later action still applies.
             """
     )
 
-    @Option(name: .customLong("skip"), help: ArgumentHelp("Seqs to leave out, comma-separated.", valueName: "seq,…"))
+    @Option(name: .customLong("skip"), parsing: .unconditional, help: ArgumentHelp("Seqs to leave out, comma-separated.", valueName: "seq,…"))
     var skip: String
-    @Option(name: .customLong("to"), help: ArgumentHelp("Replay up to this seq (default: the latest).", valueName: "seq")) var to: SeqArgument?
+    @Option(
+        name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("Replay up to this seq (default: the latest).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var to: SeqArgument?
     @Flag(name: .customLong("diff"), help: "Show the difference from the real state at the same seq.") var diff = false
-    @Argument(help: ArgumentHelp("Only this JSON Pointer.", valueName: "path")) var path: PointerArgument?
+    @Argument(help: ArgumentHelp("Only this JSON Pointer.", valueName: "path"), transform: PointerArgument.parse) var path: PointerArgument?
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
@@ -98,7 +109,13 @@ struct ReplayCommand: AsyncParsableCommand {
         // One seq for both sides, even if the daemon commits more meanwhile.
         let at: UInt64
         if let to { at = to.value } else { at = try await store.latestSeq() }
-        let whatIf = try await store.replay(to: at, skip: try skipped(), path: pointer)
+        let skipped = try skipped()
+        // Skipping a seq the replay never reaches would change nothing: say so, as `get --at` does.
+        if let beyond = skipped.max(), beyond > at {
+            let end = to == nil ? "the latest seq \(at)" : "seq \(at) (--to), where the replay ends"
+            throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(beyond) is beyond \(end)"))
+        }
+        let whatIf = try await store.replay(to: at, skip: skipped, path: pointer)
         if diff {
             let real = try await store.value(at: at, path: pointer)
             let patch = JSONPatch(from: real.value, to: whatIf.value).prefixed(with: pointer)
@@ -111,7 +128,8 @@ struct ReplayCommand: AsyncParsableCommand {
                 printer.patch(patch, before: real.value.wrapped(at: pointer))
             }
         } else if printer.isJSON {
-            printer.json(ReplayResult(value: whatIf.value, refused: whatIf.refused).asJSON)
+            // "refused" always, as with --diff: a script reads the same members either way.
+            printer.json(["value": whatIf.value, "refused": .array(whatIf.refused.map(\.asJSON))])
         } else {
             printer.document(whatIf.value)
         }

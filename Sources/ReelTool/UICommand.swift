@@ -19,15 +19,15 @@ struct UICommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var source: SourceOptions
-    @Option(name: .customLong("port"), help: ArgumentHelp("The port on 127.0.0.1 (default: a free one).", valueName: "n"))
+    @OptionGroup var source: PageSourceOptions
+    // Read by a transform, so argument-parser adds no "(default: 0)" beside the help's own.
+    @Option(
+        name: .customLong("port"), parsing: .unconditional, help: ArgumentHelp("The port on 127.0.0.1 (default: a free one).", valueName: "n"),
+        transform: { Int(try NumberArgument.whole($0, "a port", minimum: 0, maximum: 65535)) }
+    )
     var port: Int = 0
     @Flag(name: .customLong("no-browser"), help: "Print the URL without opening a browser.")
     var noBrowser = false
-
-    func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port takes 0 to 65535") }
-    }
 
     func run() async throws {
         let context = ToolContext.current

@@ -15,21 +15,29 @@ struct WatchCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("A JSON Pointer (default: the whole state).", valueName: "path")) var path: PointerArgument?
-    @Option(name: .customLong("since"), help: ArgumentHelp("Start from the state at this seq.", valueName: "seq")) var since: SeqArgument?
-    @Option(name: .customLong("mode"), help: ArgumentHelp("value, patch or actions (default: value).", valueName: "mode")) var mode: ModeArgument = .init(.value)
-    @Option(name: .customLong("count"), help: ArgumentHelp("Stop after this many changes.", valueName: "n")) var count: Int?
+    @Argument(help: ArgumentHelp("A JSON Pointer (default: the whole state).", valueName: "path"), transform: PointerArgument.parse)
+    var path: PointerArgument?
+    @Option(
+        name: .customLong("since"), parsing: .unconditional, help: ArgumentHelp("Start from the state at this seq.", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var since: SeqArgument?
+    @Option(name: .customLong("mode"), help: ArgumentHelp("What each change shows: the new value, a patch, or the new actions.", valueName: "mode"))
+    var mode: ModeArgument = .init(.value)
+    @Option(
+        name: .customLong("count"), parsing: .unconditional, help: ArgumentHelp("Stop after this many changes.", valueName: "n"),
+        transform: NumberArgument.count
+    )
+    var count: Int?
     @OptionGroup var source: SourceOptions
-
-    func validate() throws {
-        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
-    }
 
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
         let feed = try await store.watch(path: path?.pointer ?? .root, since: since?.value, mode: mode.mode)
-        let table = ActionTable(printer: printer)
+        let table = mode.mode == .actions
+            ? try await ActionTable.forListing(printer: printer, store: store, largestSeq: feed.seq, following: true)
+            : ActionTable(printer: printer, largestSeq: feed.seq, following: true)
         if printer.isJSON {
             var start: [String: JSONValue] = ["seq": JSONValue(seq: feed.seq)]
             if let value = feed.value { start["value"] = value }

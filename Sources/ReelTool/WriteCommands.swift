@@ -16,6 +16,13 @@ struct DispatchCommand: AsyncParsableCommand {
                 action is durable. With --json: {"seq"} per action, or {"seqs"} for a batch; \
                 "duplicate": true when the idempotency key had been used.
 
+                Idempotency keys: a dispatch with a KEY used before applies nothing and prints the \
+                seq(s) it got the first time. With TYPE '-' (one by one), each line has a key of \
+                its own: KEY/0 for the first line, KEY/1 for the second, and so on; so the same \
+                input sent again with the same KEY (a retry after a failure) applies only the lines \
+                not applied before. Those keys are not KEY itself: a later `dispatch TYPE \
+                --idempotency-key KEY` is a new dispatch. With --batch, the whole batch has KEY.
+
                 Action types (`\(ToolContext.current.programName) describe` asks the daemon):
                 \(ActionShape.helpText(ToolContext.current.actions))
                 """
@@ -24,12 +31,18 @@ struct DispatchCommand: AsyncParsableCommand {
 
     @Argument(help: ArgumentHelp("The action type, or - to read NDJSON actions from stdin.", valueName: "type")) var type: String
     @Argument(help: ArgumentHelp("The payload as JSON, or - to read it from stdin (default: none).", valueName: "payload")) var payload: String?
-    @Option(name: .customLong("expected-seq"), help: ArgumentHelp("Accept only if the latest seq is this one.", valueName: "seq"))
+    @Option(
+        name: .customLong("expected-seq"), parsing: .unconditional, help: ArgumentHelp("Accept only if the latest seq is this one.", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
     var expectedSeq: SeqArgument?
-    @Option(name: .customLong("idempotency-key"), help: ArgumentHelp("A retry with the same key is not applied twice.", valueName: "key"))
+    @Option(
+        name: .customLong("idempotency-key"),
+        help: ArgumentHelp("A retry with the same key is not applied twice (with TYPE -, line N has the key KEY/N: see below).", valueName: "key")
+    )
     var idempotencyKey: String?
     @Flag(name: .customLong("batch"), help: "With TYPE -: dispatch all the lines as one atomic batch.") var batch = false
-    @OptionGroup var source: SourceOptions
+    @OptionGroup var source: DaemonSourceOptions
 
     func validate() throws {
         if type == "-" && payload != nil { throw ValidationError("with TYPE '-' the actions come from stdin: give no PAYLOAD") }
@@ -40,6 +53,15 @@ struct DispatchCommand: AsyncParsableCommand {
     func run() async throws {
         let printer = source.output.printer
         let actions = try readActions()
+        if type == "-", !batch, let idempotencyKey {
+            let longest = Self.lineKey(idempotencyKey, line: actions.count - 1)
+            if longest.utf8.count > DispatchParams.maxIdempotencyKeyLength {
+                throw ToolError(
+                    "--idempotency-key: with \(actions.count) lines the last line's key, \(longest.utf8.count) bytes, is over the limit of \(DispatchParams.maxIdempotencyKeyLength)",
+                    exitStatus: ExitStatus.usage
+                )
+            }
+        }
         let store = try await source.open()
         if type != "-" || batch {
             let result = try await store.dispatch(actions, expectedSeq: expectedSeq?.value, idempotencyKey: idempotencyKey)
@@ -50,11 +72,17 @@ struct DispatchCommand: AsyncParsableCommand {
         // the seq after the previous one only when the first had an expected seq.
         var expected = expectedSeq?.value
         for (index, action) in actions.enumerated() {
-            let key = idempotencyKey.map { "\($0)/\(index)" }
+            let key = idempotencyKey.map { Self.lineKey($0, line: index) }
             let result = try await store.dispatch([action], expectedSeq: expected, idempotencyKey: key)
             report(result.seqs, duplicate: result.duplicate, batch: false, printer: printer)
             if expected != nil { expected = result.seqs.upperBound }
         }
+    }
+
+    /// The idempotency key of line `line` (from 0) of NDJSON dispatched one by one with `key`:
+    /// `key/0`, `key/1`… (documented in `dispatch --help` and docs/REFERENCE.md).
+    static func lineKey(_ key: String, line: Int) -> String {
+        "\(key)/\(line)"
     }
 
     private func readActions() throws(ToolError) -> [Action] {
@@ -99,10 +127,13 @@ struct RevertCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The seq whose state to restore.", valueName: "seq")) var seq: SeqArgument
-    @Option(name: .customLong("expected-seq"), help: ArgumentHelp("Accept only if the latest seq is this one.", valueName: "seq"))
+    @Argument(help: ArgumentHelp("The seq whose state to restore.", valueName: "seq"), transform: SeqArgument.parse) var seq: SeqArgument
+    @Option(
+        name: .customLong("expected-seq"), parsing: .unconditional, help: ArgumentHelp("Accept only if the latest seq is this one.", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
     var expectedSeq: SeqArgument?
-    @OptionGroup var source: SourceOptions
+    @OptionGroup var source: DaemonSourceOptions
 
     func run() async throws {
         let printer = source.output.printer
