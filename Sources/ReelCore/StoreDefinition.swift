@@ -76,11 +76,11 @@ public struct StoreDefinition<State: StoreState>: Sendable {
 
 extension StoreDefinition where State == JSONValue {
     /// The stock store: state is one JSON document, initially `{}`, changed by the mutations of
-    /// ``JSONDocumentReducer``.
+    /// ``JSONDocumentReducer``, whose payloads ``JSONDocumentPayloadRules`` checks at dispatch.
     public static var stock: StoreDefinition<JSONValue> {
         StoreDefinition(
             name: JSONDocumentReducer.name, version: JSONDocumentReducer.version,
-            initialState: .object([:]), reducer: JSONDocumentReducer()
+            initialState: .object([:]), middleware: [JSONDocumentPayloadRules()], reducer: JSONDocumentReducer()
         )
     }
 }
