@@ -33,9 +33,14 @@ final class ClientChannelHandler: ChannelInboundHandler {
         switch message {
         case .response(let response) where response.id == nil:
             // An error about the connection itself (a framing limit, too many connections): the
-            // daemon closes the connection after it. Keep it as the reason for what gets dropped.
-            let error = response.error.map { "error \($0.code): \($0.message)" } ?? "an answer without an id"
-            core.noteProblem("the daemon sent \(error)", generation: generation)
+            // daemon closes the connection after it. A line over its limit is one of this
+            // client's requests, refused; anything else is the reason for what gets dropped.
+            if let error = response.error, error.code == RPCError.Code.tooLarge, error.data?["limit"] != nil {
+                core.noteLineRefused(error, generation: generation)
+            } else {
+                let error = response.error.map { "error \($0.code): \($0.message)" } ?? "an answer without an id"
+                core.noteProblem("the daemon sent \(error)", generation: generation)
+            }
         case .response(let response):
             core.received(response, generation: generation)
         case .notification(let notification) where notification.method == WireProtocol.updateMethod:

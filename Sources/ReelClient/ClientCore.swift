@@ -112,6 +112,10 @@ final class ClientCore: Sendable {
         locked.withLock { $0.machine.noteProblem(reason, generation: generation) }
     }
 
+    func noteLineRefused(_ error: RPCError, generation: UInt64) {
+        locked.withLock { $0.machine.noteLineRefused(error, generation: generation) }
+    }
+
     func connectionLost(generation: UInt64) {
         update { state in
             if state.channel?.generation == generation { state.channel = nil }

@@ -24,6 +24,8 @@ struct ClientStateMachine {
     private var closeReason: ReelClientError?
     /// Why the current connection is going down, noted by the channel before it closes.
     private var dropReason: String?
+    /// The daemon's 1007 for a request line over its limit, noted before it closes the connection.
+    private var lineRefusal: RPCError?
     private var nextRequestID: Int64 = 1
     private var nextSubscriptionID = 1
     private var nextGeneration: UInt64 = 1
@@ -160,6 +162,16 @@ struct ClientStateMachine {
         dropReason = reason
     }
 
+    /// The daemon refused a line over its limit (1007, `data.limit`) and is closing the
+    /// connection. The line's id is unknown to it, but not to the client: the request whose line is
+    /// over the limit gets the refusal as its answer when the connection goes (it was not carried
+    /// out, unlike what a lost connection leaves open).
+    mutating func noteLineRefused(_ error: RPCError, generation: UInt64) {
+        guard currentGeneration == generation, dropReason == nil else { return }
+        dropReason = "the daemon sent error \(error.code): \(error.message)"
+        lineRefusal = error
+    }
+
     /// The daemon answered `hello`: resume every subscription from the last seq it delivered, then
     /// send every request that waited, oldest first. Returns `nil` when the connection is no
     /// longer the current one.
@@ -196,6 +208,9 @@ struct ClientStateMachine {
         routes = [:]
         for local in subscriptions.keys { subscriptions[local]?.serverID = nil }
         var outputs: [Output] = []
+        if let refusal = lineRefusal.take() {
+            outputs += answerOversizedRequest(refusal, generation: generation)
+        }
         for id in requests.keys.sorted() {
             guard let request = requests[id], request.sentOn == generation else { continue }
             switch request.kind {
@@ -219,6 +234,24 @@ struct ClientStateMachine {
             }
         }
         return outputs
+    }
+
+    /// Answers the first request written to `generation` whose line is over the limit the daemon's
+    /// 1007 names: the daemon answers in order, so it is the one the daemon was reading.
+    private mutating func answerOversizedRequest(_ refusal: RPCError, generation: UInt64) -> [Output] {
+        guard case .int(let limit)? = refusal.data?["limit"] else { return [] }
+        let oversized = requests.keys.sorted().first { id in
+            guard let request = requests[id], request.sentOn == generation else { return false }
+            return Int64(request.line.count - 1) > limit  // the newline does not count
+        }
+        guard let id = oversized, let request = requests.removeValue(forKey: id) else { return [] }
+        let bytes = request.line.count - 1
+        let error = RPCError(
+            code: refusal.code,
+            message: "the request is \(bytes) bytes, over the daemon's limit of \(limit) bytes per request line; nothing was carried out",
+            data: ["limit": .int(limit), "bytes": .int(Int64(bytes))]
+        )
+        return refuse(id, kind: request.kind, .server(error, method: request.method))
     }
 
     /// Closes the client: every waiting caller fails, every subscription ends (normally when the

@@ -41,7 +41,7 @@ struct ConnectionSupervisor: Sendable {
                 .connect(unixDomainSocketPath: socketPath).get()
         } catch {
             throw ReelClientError(
-                .connectionFailed, "cannot connect to \(socketPath): \(error) (is reeld running, and may this user open its socket?)",
+                .connectionFailed, "cannot connect to \(socketPath): \(SocketErrorText.connecting(to: socketPath, error))",
                 underlying: error)
         }
         guard core.connectionOpened(generation: generation, channel: channel) else {

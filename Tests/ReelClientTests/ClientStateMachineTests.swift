@@ -97,6 +97,32 @@ import Testing
         #expect(machine.requests.values.filter { $0.sentOn == next }.count == 2, "the read and the keyed dispatch went out again")
     }
 
+    /// A line over the daemon's limit is refused (1007 with a `null` id, then the connection
+    /// closes): the request whose line it was gets the refusal, not "outcome unknown".
+    @Test func aLineOverTheDaemonsLimitIsThatRequestsRefusal() throws {
+        var machine = Machine()
+        let generation = Self.connected(&machine)
+        let small = Self.submit(&machine, "dispatch", params: ["n": 1], policy: .failIfConnectionLost)
+        let large = Self.submit(&machine, "dispatch", params: ["text": .string(String(repeating: "x", count: 300))], policy: .failIfConnectionLost)
+        let refusal = RPCError.lineTooLong(limit: 200)
+        machine.noteLineRefused(refusal, generation: generation)
+        let answers = Self.answers(machine.connectionLost(generation: generation, reason: "closed"))
+        guard case .failure(let refused)? = answers[large.id] else {
+            Issue.record("the oversized dispatch was not answered: \(answers)")
+            return
+        }
+        #expect(refused.code == .serverError)
+        #expect(refused.rpcCode == RPCError.Code.tooLarge)
+        #expect(refused.serverError?.data?["limit"] == 200)
+        #expect(refused.message.contains("over the daemon's limit of 200 bytes per request line; nothing was carried out"), "\(refused.message)")
+        // The one before it was read and may have been carried out: as for any drop.
+        guard case .failure(let lost)? = answers[small.id] else {
+            Issue.record("the small dispatch was not failed")
+            return
+        }
+        #expect(lost.code == .connectionLost)
+    }
+
     @Test func aSubscriptionResumesFromItsLastDeliveredSeqAndIgnoresTheOldConnection() throws {
         var machine = Machine()
         let generation = Self.connected(&machine)
