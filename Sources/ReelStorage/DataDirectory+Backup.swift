@@ -12,7 +12,7 @@ public struct BackupReport: Sendable, Equatable {
     public var path: String
     /// The latest seq in the copy: the copy is the store exactly as it was at this seq.
     public var seq: UInt64
-    /// The size of the copy's data file.
+    /// What the copy takes on disk, every file in it.
     public var bytes: Int64
 }
 
@@ -26,7 +26,8 @@ extension DataDirectory {
     /// file is never reachable by others, whatever the umask), and the data file is set to 0600.
     /// The copy is then opened read-only to check it and to report its seq.
     ///
-    /// - Parameter destination: A directory that does not exist yet, or an empty one.
+    /// - Parameter destination: A directory that does not exist yet (missing parents are made, as
+    ///   `mkdir -p` makes them), or an empty one.
     /// - Throws: ``StorageError`` `.invalidWrite` when `destination` exists and is not an empty
     ///   directory, `.io` or `.full` when the copy fails.
     @discardableResult
@@ -56,11 +57,38 @@ extension DataDirectory {
         guard chmod(dataFile, 0o600) == 0 else {
             throw StorageError(.io, "backup to \(destination): cannot make \(dataFile) owner-only: \(String(cString: strerror(errno)))")
         }
-        if let journal { try Self.writeFile(destination + "/" + JournalFile.name, journal) }
-        var info = stat()
-        let bytes = stat(dataFile, &info) == 0 ? Int64(info.st_size) : 0
+        // Only the groups the LMDB copy lacks, written afresh from the start of a new file:
+        // the source's journal is mostly zeros allocated ahead, which a backup has no use for.
+        if let journal {
+            let copied = try Self.loggedSeq(of: destination)
+            let groups = try JournalFormat.unappliedGroups(in: journal, after: copied, path: path + "/" + JournalFile.name)
+            if !groups.isEmpty {
+                try Self.writeFile(destination + "/" + JournalFile.name, groups.flatMap(JournalFormat.encode))
+            }
+        }
         let copy = try DataDirectory(path: destination, reducerName: nil, options: Options(readOnly: true))
-        return BackupReport(path: destination, seq: try copy.latestSeq(), bytes: bytes)
+        return BackupReport(path: destination, seq: try copy.latestSeq(), bytes: Self.sizeOnDisk(ofDirectory: destination))
+    }
+
+    /// The last seq LMDB holds in the directory at `path` (which has no journal yet).
+    private static func loggedSeq(of path: String) throws(StorageError) -> UInt64 {
+        let copy = try DataDirectory(path: path, reducerName: nil, options: Options(readOnly: true))
+        return try copy.latestSeq()
+    }
+
+    /// What the files directly in `path` take on disk (allocated blocks, not their length: a
+    /// file allocated ahead takes its space whatever it holds).
+    public static func sizeOnDisk(ofDirectory path: String) -> Int64 {
+        guard let entries = opendir(path) else { return 0 }
+        defer { closedir(entries) }
+        var total: Int64 = 0
+        while let entry = readdir(entries) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            var info = stat()
+            guard name != ".", name != "..", lstat(path + "/" + name, &info) == 0 else { continue }
+            total += Int64(info.st_blocks) * 512
+        }
+        return total
     }
 
     /// Writes a new owner-only file and syncs it.
@@ -78,14 +106,31 @@ extension DataDirectory {
         guard fsync(fd) == 0 else { throw JournalFile.error("cannot sync \(path)") }
     }
 
+    private static func makeParents(of path: String) {
+        var parent = Substring(path)
+        while parent.count > 1, parent.hasSuffix("/") { parent.removeLast() }
+        guard let slash = parent.lastIndex(of: "/"), slash != parent.startIndex else { return }
+        let directory = String(parent[..<slash])
+        if mkdir(directory, 0o777) != 0 && errno == ENOENT {
+            makeParents(of: directory)
+            mkdir(directory, 0o777)
+        }
+    }
+
     /// Creates `path` with mode 0700, or takes an existing empty directory and sets it to 0700.
     ///
     /// - Returns: Whether the directory was created (and should be removed if the backup fails).
     /// - Throws: ``StorageError`` `.invalidWrite` for a destination the caller must change: its
-    ///   parent is missing or not writable, it is not a directory, or not empty.
+    ///   parent cannot be made or written, it is not a directory, or not empty.
     static func prepareOwnerOnlyDirectory(_ path: String) throws(StorageError) -> Bool {
         if mkdir(path, 0o700) == 0 { return true }
-        let code = errno
+        var code = errno
+        if code == ENOENT {
+            // Missing parents are made, as `mkdir -p` makes them (with the umask's modes).
+            makeParents(of: path)
+            if mkdir(path, 0o700) == 0 { return true }
+            code = errno
+        }
         guard code == EEXIST else {
             throw StorageError(.invalidWrite, "cannot create \(path): \(String(cString: strerror(code)))")
         }

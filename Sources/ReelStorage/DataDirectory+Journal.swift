@@ -79,13 +79,20 @@ extension DataDirectory {
     /// disk holds is unknown), or `nil` while appends can succeed.
     public var writeFailure: StorageError? { journal?.fatalFailure }
 
-    /// Moves everything into LMDB and stops the applier thread; appending starts it again.
+    /// Moves everything into LMDB, stops the applier thread and gives the journal's space back
+    /// (a stopped store costs what it holds); appending starts it again.
     /// - Throws: the failure that keeps LMDB from taking the rest, which stays in the journal
     ///   for the next open.
     public func closeJournal() throws(StorageError) {
         guard let journal else { return }
-        defer { journal.stop() }
-        try journal.drain()
+        do {
+            try journal.drain()
+        } catch {
+            journal.stop()
+            throw error
+        }
+        journal.stop()
+        try journal.file.release()
     }
 
     /// Refuses a group that the data file could not take within its maximum size, counting what

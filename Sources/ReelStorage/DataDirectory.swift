@@ -101,6 +101,8 @@ public final class DataDirectory: Sendable {
     public convenience init(path: String, reducerName: String?, options: Options = Options()) throws(StorageError) {
         if !options.readOnly, access(path + "/data.mdb", F_OK) != 0 {
             try Self.create(at: path, reducerName: reducerName, options: options)
+        } else if options.readOnly, access(path + "/data.mdb", F_OK) != 0 {
+            throw Self.missingStore(at: path)
         }
         try self.init(opening: path, reducerName: reducerName, options: options)
     }
@@ -194,6 +196,16 @@ public final class DataDirectory: Sendable {
         // The applier (if it ran) holds the directory only while it commits; it ends now. What
         // it had not moved into LMDB stays in the journal, durable, for the next open.
         journal?.stopSoon()
+    }
+
+    /// Why there is no store to read at `path`: no directory, or a directory that is not Reel's.
+    private static func missingStore(at path: String) -> StorageError {
+        switch try? inspect(path) {
+        case .absent?: StorageError(.notFound, "no such directory: \(path)")
+        case .notADirectory?: StorageError(.notFound, "\(path) is not a directory")
+        case .empty?: StorageError(.notFound, "\(path) is not a Reel data directory: it is empty (a daemon creates a store there at its first start)")
+        case .foreign?, .store?, nil: StorageError(.notFound, "\(path) is not a Reel data directory: it has no data.mdb")
+        }
     }
 
     private static func openError(_ error: LMDBError, path: String, readOnly: Bool) -> StorageError {

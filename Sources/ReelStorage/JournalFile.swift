@@ -182,6 +182,19 @@ final class JournalFile: Sendable {
     /// Starts writing at offset 0 again: only once LMDB durably holds every record in the file.
     func rewind() { next.store(0, ordering: .relaxed) }
 
+    /// Gives the file's space back: only once LMDB durably holds every record in it, at a clean
+    /// close, so that a stopped store costs what it holds rather than a cycle of zeros. The next
+    /// read-write open writes the zeros ahead again. A cut at any point here loses nothing: every
+    /// record left in the file, whole or cut, is one LMDB already holds.
+    func release() throws(StorageError) {
+        try growing.withLock { (_: inout ()) throws(StorageError) in
+            guard ftruncate(fd, 0) == 0 else { throw Self.error("cannot truncate the journal \(path)") }
+            guard !durable || fsync(fd) == 0 else { throw Self.error("cannot sync the journal \(path) after truncating it") }
+            allocated.store(0, ordering: .releasing)
+            next.store(0, ordering: .relaxed)
+        }
+    }
+
     /// Writes `record` at the current offset and syncs it; the offset moves past it only on
     /// success. On failure the record's header is overwritten with zeros (best effort), so that a
     /// record whose dispatches were refused is not replayed at the next open.

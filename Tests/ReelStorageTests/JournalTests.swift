@@ -67,6 +67,59 @@ import Testing
         return copy
     }
 
+    /// What a file takes on disk (its allocated blocks), as `du` counts it.
+    func sizeOnDisk(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_blocks) * 512 : 0
+    }
+
+    /// A backup holds what the store holds: the actions the LMDB copy lacks are in its journal,
+    /// and none of the source journal's zeros allocated ahead; its size is the size on disk.
+    @Test func aBackupCostsWhatItHolds() throws {
+        let dir = try TemporaryDirectory()
+        var options = journalOnly
+        options.journalPreallocation = 16 << 20
+        let data = try DataDirectory(path: dir.sub("live"), reducerName: "test", options: options)
+        for batch in groups(from: 1, count: 3) { try data.appendDurably(batch) }  // journal only
+        #expect(sizeOnDisk(dir.sub("live/\(DataDirectory.journalFileName)")) >= 16 << 20)
+        let report = try data.backup(to: dir.sub("backups/monday/copy"))  // parents made
+        let journal = dir.sub("backups/monday/copy/\(DataDirectory.journalFileName)")
+        #expect(sizeOnDisk(journal) > 0 && sizeOnDisk(journal) < 64 << 10, "the copy's journal takes \(sizeOnDisk(journal)) bytes")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.sub("backups/monday/copy"))
+        #expect(report.bytes == Int64(files.reduce(0) { $0 + sizeOnDisk(dir.sub("backups/monday/copy/\($1)")) }))
+        #expect(report.seq == 9)
+        let copy = try DataDirectory(path: dir.sub("backups/monday/copy"), reducerName: nil, options: .init(readOnly: true))
+        #expect(try held(copy) == Array(1...9))
+
+        // Once LMDB holds everything, a backup has no journal at all.
+        try data.closeJournal()
+        try data.backup(to: dir.sub("later"))
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("later/\(DataDirectory.journalFileName)")))
+        let later = try DataDirectory(path: dir.sub("later"), reducerName: nil, options: .init(readOnly: true))
+        #expect(try held(later) == Array(1...9))
+    }
+
+    /// A clean close gives the journal's space back; the next open allocates it again and
+    /// appends go on from the log's end.
+    @Test func aCleanCloseReleasesTheJournal() throws {
+        let dir = try TemporaryDirectory()
+        var options = DataDirectory.Options()
+        options.journalPreallocation = 16 << 20
+        do {
+            let data = try DataDirectory(path: dir.path, reducerName: "test", options: options)
+            for batch in groups(from: 1, count: 2) { try data.appendDurably(batch) }
+            try data.closeJournal()
+            #expect(sizeOnDisk(dir.sub(DataDirectory.journalFileName)) == 0)
+            try data.appendDurably(groups(from: 7, count: 1)[0])  // appending after a close still works
+            try data.closeJournal()
+        }
+        let reopened = try DataDirectory(path: dir.path, reducerName: "test", options: options)
+        #expect(try held(reopened) == Array(1...9))
+        #expect(sizeOnDisk(dir.sub(DataDirectory.journalFileName)) >= 16 << 20)
+        try reopened.appendDurably(groups(from: 10, count: 1)[0])
+        #expect(try reopened.latestSeq() == 12)
+    }
+
     @Test func acknowledgedActionsAreReadBeforeLMDBHoldsThem() throws {
         let dir = try TemporaryDirectory()
         let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
