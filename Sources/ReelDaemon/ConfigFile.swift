@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import ReelJSON
 import Yams
 
 /// The config file given by `--config` / `REEL_CONFIG`: checked, then read by swift-configuration.
@@ -47,7 +48,7 @@ enum ConfigFile {
         do {
             root = try Yams.compose(yaml: String(decoding: bytes, as: UTF8.self))
         } catch {
-            throw StartupError(.configFile, "\(where_) is not valid YAML: \(error)", underlying: error)
+            throw StartupError(.configFile, "\(where_) is not valid YAML: \(Self.describe(error))", underlying: error)
         }
         guard let root else { return [] }
         guard let mapping = root.mapping else {
@@ -71,6 +72,11 @@ enum ConfigFile {
 
     /// The top-level keys of a JSON file, after checking them.
     private static func jsonKeys(_ bytes: [UInt8], _ where_: String) throws(StartupError) -> [String] {
+        do {
+            _ = try JSONValue(parsing: bytes)
+        } catch {
+            throw StartupError(.configFile, "\(where_) is not valid JSON: \(Self.describe(error, in: bytes))", underlying: error)
+        }
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(bytes))
@@ -92,6 +98,30 @@ enum ConfigFile {
     }
 
     private enum ValueShape { case value, mapping, null }
+
+    /// Yams' error as "line L, column C: problem", without the echo of the line it appends.
+    private static func describe(_ error: any Error) -> String {
+        guard let yaml = error as? YamlError else { return "\(error)" }
+        switch yaml {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            let during = context.map { " (\($0.text), from line \($0.mark.line), column \($0.mark.column))" } ?? ""
+            return "line \(mark.line), column \(mark.column): \(problem)\(during)"
+        default:
+            return "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+        }
+    }
+
+    /// ReelJSON's error, its byte offset given as a line and column (from 1, columns in bytes).
+    private static func describe(_ error: JSONError, in bytes: [UInt8]) -> String {
+        guard let offset = error.offset, offset <= bytes.count else { return error.message }
+        let before = bytes[..<offset]
+        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        var problem = error.message
+        if let range = problem.range(of: " at byte \(offset)") { problem.removeSubrange(range) }
+        return "line \(line), column \(column): \(problem)"
+    }
 
     private static func check(_ name: String, _ shape: ValueShape, _ where_: String) throws(StartupError) {
         guard Setting.fileKeys.contains(name) else {

@@ -51,12 +51,17 @@ public enum Daemon {
         _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
     ) async throws {
         let configuration = try await DaemonConfiguration.load(arguments: arguments, environment: environment)
-        let logger = startLogging(configuration)
+        let logger = startLogging(configuration, program: URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent)
         let activation = try adoptSystemdSocket(environment: environment, logger: logger)
         // Order matters: the lock proves no other daemon uses this data; only then may a stale
         // socket be judged and removed, and the store be opened.
         let lock = try DataDirectoryLock.acquire(for: configuration)
-        defer { lock.release() }
+        // A start refused before serving leaves the directory as it found it.
+        var serving = false
+        defer {
+            if !serving { lock.abandon() }
+            lock.release()
+        }
         let placement = SocketPlacement(configuration: configuration)
         if activation == nil { _ = try placement.prepare() }
         let metrics = configuration.metrics.map { _ in
@@ -81,6 +86,7 @@ public enum Daemon {
         )
         logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
         defer { if activation == nil { placement.removeSocket() } }
+        serving = true
         do {
             try await run(services, logger: logger)
         } catch {
@@ -93,14 +99,15 @@ public enum Daemon {
         logger.info("stopped")
     }
 
-    /// Logs go to standard error at the configured level.
-    private static func startLogging(_ configuration: DaemonConfiguration) -> Logger {
+    /// Logs go to standard error at the configured level, labelled with the program's name (`reeld`,
+    /// or an app's own, such as `reel-rpg`).
+    private static func startLogging(_ configuration: DaemonConfiguration, program: String) -> Logger {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = configuration.logLevel
             return handler
         }
-        return Logger(label: "reeld")
+        return Logger(label: program)
     }
 
     /// A socket passed by systemd (ops/reeld.socket) is served as it is: systemd made it, set its

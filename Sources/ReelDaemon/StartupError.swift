@@ -52,6 +52,9 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code("storage", 74)
         /// The data directory was written by an incompatible format or for another reducer.
         public static let incompatibleData = Code("incompatibleData", 65)
+        /// The data directory is not a directory, or holds other files and no store: reeld
+        /// creates a store only in a new or empty directory.
+        public static let notADataDirectory = Code("notADataDirectory", 78)
     }
 
     /// The kind of failure.

@@ -115,13 +115,14 @@ struct DaemonConfigurationErrorTests {
         let notMapping = await failure("- a\n- b\n")
         #expect(notMapping?.description.contains("must be a mapping of settings") == true)
 
-        let broken = await failure("data-dir: [unclosed\n")
+        // A file that does not parse: the line and column of the problem, in one line.
+        let broken = await failure("log-level: info\ndata-dir: [unclosed\n  foo: bar\n")
         #expect(broken?.code == .configFile)
-        #expect(broken?.description.contains("is not valid YAML") == true)
+        #expect(broken?.description.contains("is not valid YAML: line 3, column 6: did not find expected ',' or ']' (while parsing a flow sequence, from line 2, column 11)") == true, "\(String(describing: broken))")
         #expect(broken?.description.contains("\n") == false)
 
-        let badJSON = await failure("{\"data-dir\": }", name: "reeld.json")
-        #expect(badJSON?.description.contains("is not valid JSON") == true)
+        let badJSON = await failure("{\"log-level\": \"info\",\n \"data-dir\": }", name: "reeld.json")
+        #expect(badJSON?.description.contains("is not valid JSON: line 2, column 14: ") == true, "\(String(describing: badJSON))")
         #expect(badJSON?.description.contains("\n") == false)
 
         let directory = await #expect(throws: StartupError.self) { try await DaemonConfigurationTests.load(["--config", dir.path]) }

@@ -80,8 +80,57 @@ import Testing
         let dir = try TemporaryDirectory()
         #expect(FileManager.default.createFile(atPath: dir.sub("file"), contents: Data()))
         let error = #expect(throws: StartupError.self) { try DataDirectoryLock.acquire(directory: dir.sub("file")) }
-        #expect(error?.code == .io)
+        #expect(error?.code == .notADataDirectory)
         #expect(error?.description.contains("is not a directory") == true)
+    }
+
+    /// `reeld --data-dir ~`: a directory of someone's files gets no store, and nothing written.
+    @Test func aDirectoryOfOtherFilesIsRefusedUntouched() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.sub("home/photos"), withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: dir.sub("home/notes.txt"), contents: Data("x".utf8)))
+        let error = #expect(throws: StartupError.self) { try DataDirectoryLock.acquire(directory: dir.sub("home")) }
+        #expect(error?.code == .notADataDirectory)
+        #expect(error?.code.exitStatus == 78)
+        #expect(error?.description.hasPrefix("\(dir.sub("home")) is not a Reel data directory: it holds other files (notes.txt, photos) and no data.mdb") == true, "\(String(describing: error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.sub("home")).sorted() == ["notes.txt", "photos"])
+    }
+
+    /// What Reel itself leaves in a directory (a lock, a socket, an empty journal) does not make
+    /// it foreign, and a store is a store whatever else is beside it.
+    @Test func reelsOwnFilesAndStoresAreTaken() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.sub("left"), withIntermediateDirectories: true)
+        for name in ["reeld.lock", "journal.reel", "reeld.sock"] {
+            #expect(FileManager.default.createFile(atPath: dir.sub("left/\(name)"), contents: Data()))
+        }
+        #expect(throws: StartupError.self) { try DataDirectoryLock.acquire(directory: dir.sub("left")) }  // the socket's name is not allowed here
+        try DataDirectoryLock.acquire(directory: dir.sub("left"), allowing: ["reeld.sock"]).release()
+        try FileManager.default.createDirectory(atPath: dir.sub("store"), withIntermediateDirectories: true)
+        for name in ["data.mdb", "README"] {
+            #expect(FileManager.default.createFile(atPath: dir.sub("store/\(name)"), contents: Data()))
+        }
+        try DataDirectoryLock.acquire(directory: dir.sub("store")).release()
+    }
+
+    /// A start refused after the lock leaves the directory as it was: a new one goes away with
+    /// everything made in it, an existing one loses only the lock file it did not have.
+    @Test func abandoningRemovesWhatTheStartMade() throws {
+        let dir = try TemporaryDirectory()
+        let fresh = try DataDirectoryLock.acquire(directory: dir.sub("new/data"))
+        #expect(FileManager.default.createFile(atPath: dir.sub("new/data/data.mdb"), contents: Data("store".utf8)))
+        fresh.abandon()
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("new/data")))
+        #expect(!fresh.isHeld)
+
+        try FileManager.default.createDirectory(atPath: dir.sub("existing"), withIntermediateDirectories: true)
+        let existing = try DataDirectoryLock.acquire(directory: dir.sub("existing"))
+        existing.abandon()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.sub("existing")).isEmpty)
+
+        #expect(FileManager.default.createFile(atPath: dir.sub("existing/reeld.lock"), contents: Data()))
+        try DataDirectoryLock.acquire(directory: dir.sub("existing")).abandon()
+        #expect(FileManager.default.fileExists(atPath: dir.sub("existing/reeld.lock")), "a lock file it found is kept")
     }
 
     @Test func theDataDirectoryHoldingASharedSocketIsCreatedForTheGroup() async throws {

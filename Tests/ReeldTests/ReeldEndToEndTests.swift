@@ -206,6 +206,62 @@ extension ReeldEndToEndTests {
         #expect(outcome.stderr.hasPrefix("reeld: "))
         #expect(outcome.stderr.split(separator: "\n").count == 1, "not one line: \(outcome.stderr)")
     }
+
+    /// `reeld --data-dir ~`: a directory of other files is refused, in one line, and nothing is
+    /// written into it (no lock file, no journal).
+    @Test func aDirectoryOfOtherFilesIsRefusedAndLeftAsItWas() async throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.sub("home"), withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: dir.sub("home/.bashrc"), contents: Data("x".utf8)))
+        let outcome = try await SpawnedDaemon(dataDirectory: dir.sub("home"), socketPath: dir.sub("reel.sock")).runToExit()
+        #expect(outcome.status == 78)
+        #expect(outcome.stderr.hasPrefix("reeld: \(dir.sub("home")) is not a Reel data directory: it holds other files (.bashrc)"), "\(outcome.stderr)")
+        #expect(outcome.stderr.split(separator: "\n").count == 1, "not one line: \(outcome.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.sub("home")) == [".bashrc"])
+    }
+
+    /// A start refused once the store is open (here: the socket is another daemon's) leaves no
+    /// trace: the new data directory it made is gone.
+    @Test func aRefusedStartLeavesNothingBehind() async throws {
+        let dir = try TemporaryDirectory()
+        let first = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        try await first.start()
+        let refused = try await SpawnedDaemon(dataDirectory: dir.sub("other"), socketPath: dir.sub("reel.sock")).runToExit()
+        #expect(refused.status == 75, "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.sub("other")), "the refused start left \(dir.sub("other"))")
+        #expect(try await first.stop() == 0)
+    }
+
+    /// A running daemon keeps its journal's space allocated ahead (its syncs are cheaper in
+    /// written blocks); a stopped store costs what it holds.
+    @Test func aStoppedStoreCostsWhatItHolds() async throws {
+        let dir = try TemporaryDirectory()
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        try await daemon.start()
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
+            let answer = try await connection.request(1, "dispatch", ["action": ["type": "set", "payload": ["path": "/a", "value": 1]]])
+            #expect(answer["result"]?["seq"] == 1)
+        }
+        #expect(Self.sizeOnDisk(dir.sub("data")) > 32 << 20, "the journal is allocated ahead while serving")
+        #expect(try await daemon.stop(signal: SIGTERM) == 0)
+        let stopped = Self.sizeOnDisk(dir.sub("data"))
+        #expect(stopped < 1 << 20, "a stopped store with one action takes \(stopped) bytes")
+        let restarted = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        try await restarted.start()
+        try await TestConnection.open(socketPath: restarted.socketPath) { connection throws in
+            #expect(try await connection.request(1, "get", ["path": "/a"])["result"]?["value"] == 1)
+        }
+        #expect(try await restarted.stop(signal: SIGTERM) == 0)
+    }
+
+    /// Allocated blocks of the files in `path`, as `du` counts them.
+    static func sizeOnDisk(_ path: String) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.reduce(0) { total, name in
+            var info = stat()
+            return stat(path + "/" + name, &info) == 0 ? total + Int(info.st_blocks) * 512 : total
+        }
+    }
 }
 
 /// One dispatch of the kill -9 test: which client sent it, and its place in that client's stream.
