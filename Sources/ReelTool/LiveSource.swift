@@ -23,8 +23,14 @@ struct LiveSource: StoreSource {
             let client = try await ReelClient.connect(socketPath: socketPath, configuration: configuration)
             return LiveSource(client: client, label: "the daemon at \(socketPath)")
         } catch {
+            // The connection's own failure reads well after "at PATH:"; the client's message
+            // (for apps) names the path itself, which would say it twice.
+            var reason = error.message
+            if error.code == .connectionFailed, let underlying = error.underlying {
+                reason = SocketErrorText.connecting(to: socketPath, underlying)
+            }
             throw ToolError(
-                "cannot reach a daemon at \(socketPath): \(error.message). Start one (reeld), point at it with --socket or REEL_SOCKET, or work offline with --data-dir",
+                "cannot reach a daemon at \(socketPath): \(reason). Start one (reeld), point at it with --socket or REEL_SOCKET, or work offline with --data-dir",
                 exitStatus: ExitStatus.unavailable
             )
         }

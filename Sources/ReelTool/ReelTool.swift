@@ -130,7 +130,7 @@ struct RootCommand: AsyncParsableCommand {
 
                 Exit status: 0 done; 1 a negative answer (bisect: never holds; verify: a difference); \
                 2 the daemon or the store refused the request; 64 a wrong command line; 65 invalid \
-                input data; 69 the daemon or data directory cannot be reached.
+                input data (also a request over the daemon's line limit); 69 the daemon or data directory cannot be reached.
                 """,
             version: ReelRelease.versionLine(program: context.programName),
             subcommands: subcommands

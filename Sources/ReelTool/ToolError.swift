@@ -9,7 +9,7 @@ import ReelStore
 /// Exit statuses (documented in `reel --help`):
 /// - 0: done; for `bisect` and `verify`, the answer is yes / everything matches;
 /// - 1: a negative answer: the condition of `bisect` never holds, `verify` found a difference;
-/// - 2: the daemon or the store refused the request (the message says why, with the protocol's code);
+/// - 2: the daemon or the store refused the request (the message says why);
 /// - 64: the command line is wrong; 65: input data is not valid (bad JSON, bad NDJSON line);
 /// - 69: the daemon or the data directory cannot be reached.
 public struct ToolError: Error, Sendable, CustomStringConvertible {
@@ -33,7 +33,7 @@ public struct ToolError: Error, Sendable, CustomStringConvertible {
         // an answer about the data (2), as the daemon's 1010 would be.
         let unreachable = (error.underlying as? StorageError).map(Self.isUnreachable) ?? false
         guard !unreachable else {
-            self.init("error \(RPCError(error).code): \(error.message)", exitStatus: ExitStatus.unavailable)
+            self.init(error.message, exitStatus: ExitStatus.unavailable)
             return
         }
         self.init(RPCError(error))
@@ -48,16 +48,27 @@ public struct ToolError: Error, Sendable, CustomStringConvertible {
         error.code == .notFound || error.code == .io
     }
 
-    /// An error answered by the daemon (or offline, as the daemon would): its code and message.
+    /// An error answered by the daemon (or offline, as the daemon would), in plain words: the
+    /// protocol's code stays in ``refusal`` for programs, and decides the exit status.
     init(_ error: RPCError) {
-        self.init("error \(error.code): \(error.message)", exitStatus: Self.exitStatus(for: error))
+        var message = error.message
+        if error.code == RPCError.Code.tooLarge, error.data?["bytes"] != nil {
+            message += " (the daemon's --max-line-bytes sets the limit; a large batch can be sent in parts)"
+        }
+        self.init(message, exitStatus: Self.exitStatus(for: error))
         refusal = error
     }
 
-    /// The exit status for a refusal of the store: the one place wire codes become exit statuses.
-    /// Every refusal is 2 (README, `reel --help`), the code in the message saying which.
+    /// The exit status for a refusal: the one place wire codes become exit statuses.
     static func exitStatus(for error: RPCError) -> Int32 {
-        ExitStatus.refused
+        switch error.code {
+        case RPCError.Code.tooLarge, RPCError.Code.parseError, RPCError.Code.invalidRequest:
+            ExitStatus.dataError  // the input cannot be taken as it is
+        case RPCError.Code.shuttingDown:
+            ExitStatus.unavailable
+        default:
+            ExitStatus.refused
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ReelClient
 import ReelCore
 import ReelJSON
 import ReelProtocol
@@ -50,7 +51,12 @@ struct UICommand: AsyncParsableCommand {
                 if openBrowser { Self.openBrowser(url, context: context) }
             }
         } catch {
-            throw ToolError("cannot serve the page: \(error)", exitStatus: ExitStatus.unavailable)
+            let address = port == 0 ? "a free port on 127.0.0.1" : "127.0.0.1:\(port)"
+            var reason = SocketErrorText.listening(on: address, error)
+            if SocketErrorText.errnoCode(of: error) == EADDRINUSE {
+                reason += ": choose another with --port, or leave --port out for a free one"
+            }
+            throw ToolError("cannot serve the page: \(reason)", exitStatus: ExitStatus.unavailable)
         }
     }
 

@@ -25,7 +25,7 @@ import Testing
         }
         let unknown = try await runProgram("reel-rpg", ["dispatch", "rpg/fly", "{}"] + live)
         #expect(unknown.status == 2)
-        #expect(unknown.errors.contains("error 1002"), "\(unknown.errors)")
+        #expect(unknown.errors.contains("unknown action type 'rpg/fly'"), "\(unknown.errors)")
 
         let hp = try await runProgram("reel-rpg", ["get", "/character/hp"] + offline)
         #expect(hp.output == "-5\n", "\(hp.errors)")

@@ -15,7 +15,7 @@ import Testing
             """
         let run = try await runProgram("reel", ["dispatch", "-", "--socket", story.daemon.socketPath], input: input)
         #expect(run.status == 2, "an append under a missing parent is refused: \(run.output)")
-        #expect(run.errors.hasPrefix("reel: error 1001:"), "\(run.errors)")
+        #expect(run.errors.hasPrefix("reel: append: "), "\(run.errors)")
         #expect(run.output == "seq 1\nseq 2\n")
         let batch = try await runProgram(
             "reel", ["dispatch", "-", "--batch", "--json", "--socket", story.daemon.socketPath],

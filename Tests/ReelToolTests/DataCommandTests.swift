@@ -80,16 +80,20 @@ import Testing
         #expect(again.status == 2)
         #expect(again.errors.contains("is not empty"), "\(again.errors)")
 
-        // An existing empty directory is taken and made owner-only; a missing parent is refused
-        // and leaves nothing behind.
+        // An existing empty directory is taken and made owner-only; missing parents are made, as
+        // `mkdir -p` makes them; a destination that cannot be made is refused in plain words.
         let empty = story.directory.sub("empty-\(access.rawValue)")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         #expect(await story.run(access, ["backup", empty]).status == 0)
         #expect((try FileManager.default.attributesOfItem(atPath: empty)[.posixPermissions] as? Int) == 0o700)
-        let orphan = story.directory.sub("no-such-parent/backup")
-        let refused = await story.run(access, ["backup", orphan])
+        let nested = story.directory.sub("new-parent-\(access.rawValue)/monday/backup")
+        let made = await story.run(access, ["backup", nested])
+        #expect(made.status == 0, "\(made.errors)")
+        #expect(FileManager.default.fileExists(atPath: nested + "/data.mdb"))
+        #expect(FileManager.default.createFile(atPath: story.directory.sub("a-file-\(access.rawValue)"), contents: Data()))
+        let underAFile = story.directory.sub("a-file-\(access.rawValue)/backup")
+        let refused = await story.run(access, ["backup", underAFile])
         #expect(refused.status == 2)
-        #expect(refused.errors.contains("cannot create \(orphan)"), "\(refused.errors)")
-        #expect(!FileManager.default.fileExists(atPath: orphan))
+        #expect(refused.errors == "reel: cannot create \(underAFile): Not a directory\n", "\(refused.errors)")
     }
 }

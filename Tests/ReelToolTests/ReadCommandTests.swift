@@ -25,10 +25,10 @@ import Testing
         #expect(try initial.jsonLines == [["seq": 0, "value": [:]]])
         let missing = await story.run(access, ["get", "/character/mp"])
         #expect(missing.status == 2)
-        #expect(missing.errors.contains("error 1005"), "\(missing.errors)")
+        #expect(missing.errors.hasPrefix("reel: nothing at /character/mp"), "plain words, no protocol code: \(missing.errors)")
         let beyond = await story.run(access, ["get", "--at", "99"])
         #expect(beyond.status == 2)
-        #expect(beyond.errors.contains("error 1006"), "\(beyond.errors)")
+        #expect(beyond.errors == "reel: seq 99 is beyond the latest seq 8\n", "\(beyond.errors)")
     }
 
     @Test(arguments: Access.allCases) func describeShowsEachActionTypeWithItsShapeAndExample(_ access: Access) async throws {
@@ -95,7 +95,7 @@ import Testing
         #expect(json["patch"] == [["op": "add", "path": "/character", "value": ["hp": 10, "name": "Hero"]]])
         let beyond = await story.run(access, ["show", "9"])
         #expect(beyond.status == 2)
-        #expect(beyond.errors.contains("error 1006"), "\(beyond.errors)")
+        #expect(beyond.errors == "reel: seq 9 is beyond the latest seq 8\n", "\(beyond.errors)")
     }
 
     @Test(arguments: Access.allCases) func diffShowsWhatChangedBetweenTwoSeqs(_ access: Access) async throws {
@@ -161,10 +161,78 @@ import Testing
         let directory = try TemporaryDirectory()
         let run = await Tool.run(["get", "--socket", directory.sub("nothing.sock")])
         #expect(run.status == 69)
-        #expect(run.errors.hasPrefix("reel: cannot reach a daemon at \(directory.sub("nothing.sock"))"), "\(run.errors)")
+        #expect(
+            run.errors == "reel: cannot reach a daemon at \(directory.sub("nothing.sock")): there is no socket there (is reeld running?). "
+                + "Start one (reeld), point at it with --socket or REEL_SOCKET, or work offline with --data-dir\n",
+            "one line, the path once, no SwiftNIO call names: \(run.errors)"
+        )
         let offline = await Tool.run(["get", "--data-dir", directory.sub("nothing")])
         #expect(offline.status == 69)
-        #expect(offline.errors.contains("no data directory"), "\(offline.errors)")
+        #expect(offline.errors == "reel: no such directory: \(directory.sub("nothing"))\n", "\(offline.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.sub("nothing")))
+    }
+
+    /// A directory that exists but is not Reel's is told from one that does not exist.
+    @Test func aDirectoryThatIsNotReelsIsNamedSo() async throws {
+        let directory = try TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: directory.sub("notes.txt"), contents: Data("x".utf8)))
+        let foreign = await Tool.run(["get", "--data-dir", directory.path])
+        #expect(foreign.status == 69)
+        #expect(foreign.errors == "reel: \(directory.path) is not a Reel data directory: it has no data.mdb\n", "\(foreign.errors)")
+        try FileManager.default.createDirectory(atPath: directory.sub("empty"), withIntermediateDirectories: false)
+        let empty = await Tool.run(["log", "--data-dir", directory.sub("empty")])
+        #expect(empty.status == 69)
+        #expect(empty.errors.hasPrefix("reel: \(directory.sub("empty")) is not a Reel data directory: it is empty"), "\(empty.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.sub("empty")).isEmpty, "reading wrote nothing")
+    }
+
+    /// `reel ui --port` on a port another program holds: the port is named, and what to do.
+    @Test func aBusyPortForThePageIsNamed() async throws {
+        let story = try await StoryDaemon.started()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        try #require(listening)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let run = await Tool.run(story.offline + ["ui", "--port", String(port), "--no-browser"])
+        #expect(run.status == 69)
+        #expect(
+            run.errors == "reel: cannot serve the page: 127.0.0.1:\(port) is in use by another program: choose another with --port, or leave --port out for a free one\n",
+            "\(run.errors)"
+        )
+    }
+
+    /// Socket failures in words: a path too long for a Unix socket, a socket nobody listens on.
+    @Test func socketFailuresSayWhatToDo() async throws {
+        let directory = try TemporaryDirectory()
+        let long = directory.sub(String(repeating: "s", count: 120) + ".sock")
+        let tooLong = await Tool.run(["get", "--socket", long])
+        #expect(tooLong.status == 69)
+        #expect(tooLong.errors.contains("longer than a Unix socket path may be (107): use a shorter one"), "\(tooLong.errors)")
+        #expect(!tooLong.errors.contains("unixDomainSocketPathTooLong"), "\(tooLong.errors)")
+        // A socket file left behind, with nobody listening.
+        let stale = directory.sub("stale.sock")
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in stale.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        close(fd)
+        let refused = await Tool.run(["get", "--socket", stale])
+        #expect(refused.status == 69)
+        #expect(refused.errors.contains("at \(stale): nothing is listening there"), "\(refused.errors)")
     }
 }

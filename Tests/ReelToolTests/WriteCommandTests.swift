@@ -19,18 +19,55 @@ import Testing
         let story = try await StoryDaemon.started(seed: false)
         let stale = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/n","value":1}"#, "--expected-seq", "5"])
         #expect(stale.status == 2)
-        #expect(stale.errors.hasPrefix("reel: error 1003:"), "\(stale.errors)")
+        #expect(stale.errors.hasPrefix("reel: expectedSeq is 5 but the latest seq is 0"), "\(stale.errors)")
         let unknown = await Tool.run(story.live + ["dispatch", "frobnicate"])
         #expect(unknown.status == 2)
-        #expect(unknown.errors.hasPrefix("reel: error 1002:"), "\(unknown.errors)")
+        #expect(unknown.errors.hasPrefix("reel: unknown action type 'frobnicate' (known: append, increment"), "\(unknown.errors)")
         let rejected = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/missing/n"}"#])
         #expect(rejected.status == 2)
-        #expect(rejected.errors.hasPrefix("reel: error 1001:"), "\(rejected.errors)")
+        #expect(rejected.errors.hasPrefix("reel: increment: "), "\(rejected.errors)")
         let badJSON = await Tool.run(story.live + ["dispatch", "set", #"{"path":"#])
         #expect(badJSON.status == 65)
         #expect(badJSON.errors.contains("the payload is not valid JSON"), "\(badJSON.errors)")
         let log = await Tool.run(story.live + ["log", "--json"])
         #expect(log.output.isEmpty, "refused dispatches logged nothing")
+    }
+
+    /// The stock types' traps: a payload that cannot be what the type means is refused with the
+    /// right shape, and the state is as it was.
+    @Test func aPayloadOfTheWrongShapeIsRefusedAndChangesNothing() async throws {
+        let story = try await StoryDaemon.started(seed: false)
+        _ = await Tool.run(story.live + ["dispatch", "set", #"{"path":"/user","value":{"theme":"light"}}"#])
+        let noPayload = await Tool.run(story.live + ["dispatch", "merge"])
+        #expect(noPayload.status == 2)
+        #expect(noPayload.errors.hasPrefix("reel: merge takes an object"), "\(noPayload.errors)")
+        #expect(noPayload.errors.contains(#"use set with the path """#), "\(noPayload.errors)")
+        let text = await Tool.run(story.live + ["dispatch", "merge", #""oops""#])
+        #expect(text.status == 2)
+        let guessed = await Tool.run(story.live + ["dispatch", "merge", #"{"path":"/user","value":{"theme":"dark"}}"#])
+        #expect(guessed.status == 2)
+        #expect(guessed.errors.contains("not {path, value}"), "\(guessed.errors)")
+        let misnamed = await Tool.run(story.live + ["dispatch", "increment", #"{"path":"/n","value":5}"#])
+        #expect(misnamed.status == 2)
+        #expect(misnamed.errors.hasPrefix("reel: increment does not take 'value'; its payload is {path, by}"), "\(misnamed.errors)")
+        #expect(await Tool.run(story.live + ["get", "--json"]).output == #"{"seq":1,"value":{"user":{"theme":"light"}}}"# + "\n")
+        // The explicit forms do what they say.
+        #expect(await Tool.run(story.live + ["dispatch", "merge", #"{"user":{"theme":"dark"}}"#]).status == 0)
+        #expect(await Tool.run(story.live + ["dispatch", "set", #"{"path":"","value":"the whole state"}"#]).status == 0)
+        #expect(await Tool.run(story.live + ["get"]).output == "\"the whole state\"\n")
+    }
+
+    /// A request over the daemon's line limit is the daemon's refusal, not a lost connection: the
+    /// limit and the setting are named, nothing was carried out, and the exit status is 65.
+    @Test func aPayloadOverTheLimitIsRefusedNotLost() async throws {
+        let story = try await StoryDaemon.started(seed: false)
+        let input = #"{"path":"/big","value":""# + String(repeating: "x", count: 1_100_000) + #""}"#
+        let run = try await runProgram("reel", ["dispatch", "set", "-", "--socket", story.daemon.socketPath], input: input)
+        #expect(run.status == 65)
+        #expect(run.errors.contains("over the daemon's limit of 1048576 bytes per request line; nothing was carried out"), "\(run.errors)")
+        #expect(run.errors.contains("--max-line-bytes"), "\(run.errors)")
+        #expect(!run.errors.contains("may or may not"), "\(run.errors)")
+        #expect(await Tool.run(story.live + ["log", "--json"]).output.isEmpty)
     }
 
     @Test func anIdempotencyKeyMakesARetryHarmless() async throws {
