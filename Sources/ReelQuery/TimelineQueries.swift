@@ -20,7 +20,8 @@ public struct TimelineQueries<State: StoreState>: Sendable {
     public let timeline: Timeline<State>
     /// A daemon's published state: reads of the latest seq take it instead of rebuilding it.
     let latest: LatestState?
-    /// Told of `bisect`'s progress: (probes so far, an estimate of the total).
+    /// Told of long queries' progress: `bisect`'s (probes so far, an estimate of the total),
+    /// `find`'s (the seq reached, the last seq).
     let progress: @Sendable (Int, Int) -> Void
 
     /// - Parameters:
@@ -92,5 +93,20 @@ public struct TimelineQueries<State: StoreState>: Sendable {
     public func bisect(_ params: BisectParams) throws(StoreError) -> BisectOutcome {
         let result = try timeline.bisect(through: params.through, progress: progress) { params.condition.holds(in: $0) }
         return BisectOutcome(seq: result.seq, through: result.through, probes: result.probes)
+    }
+
+    /// `find`: every run of seqs at which the condition holds; ``progress`` is told of the seq
+    /// reached against the last one.
+    public func find(_ params: FindParams) throws(StoreError) -> FindOutcome {
+        let last: UInt64
+        if let to = params.to { last = to } else { last = try timeline.latestSeq() }
+        let report = progress
+        let result = try timeline.find(
+            from: params.from, to: params.to, limit: params.limit,
+            progress: { seq in report(Int(clamping: seq), Int(clamping: last)) }
+        ) { params.condition.holds(in: $0) }
+        return FindOutcome(
+            ranges: result.ranges.map { FindOutcome.Range(from: $0.from, to: $0.to) }, through: result.through, next: result.next
+        )
     }
 }

@@ -123,6 +123,12 @@ extension Method.Bisect: TimelineQuery {
     }
 }
 
+extension Method.Find: TimelineQuery {
+    public static func answer<State>(_ params: FindParams, from queries: TimelineQueries<State>) throws(StoreError) -> FindOutcome {
+        try queries.find(params)
+    }
+}
+
 extension Method.Scan: TimelineQuery {
     public static func answer<State>(_ params: ScanParams, from queries: TimelineQueries<State>) throws(StoreError) -> ScanOutcome {
         try queries.scan()

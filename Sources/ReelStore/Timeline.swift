@@ -14,7 +14,7 @@ import ReelStorage
 public struct Timeline<State: StoreState>: Sendable {
     public let directory: DataDirectory
     public let definition: StoreDefinition<State>
-    private var fold: Fold<State> { Fold(definition: definition) }
+    var fold: Fold<State> { Fold(definition: definition) }
 
     public init(directory: DataDirectory, definition: StoreDefinition<State>) {
         self.directory = directory

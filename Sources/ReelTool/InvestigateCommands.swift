@@ -198,3 +198,78 @@ struct VerifyCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `reel find EXPR`: every run of seqs at which a condition holds.
+struct FindCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "find", abstract: "List every run of seqs at which a condition on the state holds.",
+        discussion: """
+            EXPR is bisect's: a JSON Pointer, a comparison and a JSON value, or exists/missing and a \
+            pointer, such as '/cart/total > 100' or 'exists /session'. Unlike bisect, the condition \
+            may come and go: each run is printed as FROM..TO, or FROM.. when it still holds at the \
+            latest seq, oldest first; runs are clipped to --from and --to. Folds every action of \
+            the window once (from the checkpoint before --from). Exits 1 when the condition holds \
+            at no seq of the window. With --json: {"from", "to"} per run ("to" left out when it \
+            still holds at the latest seq).
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The condition, such as '/cart/total > 100'.", valueName: "expr")) var expression: String
+    @Option(
+        name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("The first seq (default: 1).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var from: SeqArgument?
+    @Option(
+        name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The last seq (default: the latest).", valueName: "seq"),
+        transform: SeqArgument.parse
+    )
+    var to: SeqArgument?
+    @OptionGroup var source: SourceOptions
+
+    func validate() throws {
+        do {
+            _ = try JSONCondition(parsing: expression)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if let from, let to, from.value > to.value {
+            throw ValidationError("--from (\(from.value)) is after --to (\(to.value))")
+        }
+    }
+
+    func run() async throws {
+        let printer = source.output.printer
+        let condition: JSONCondition
+        do {
+            condition = try JSONCondition(parsing: expression)
+        } catch {
+            throw ToolError("\(error)", exitStatus: ExitStatus.usage)
+        }
+        let store = try await source.open()
+        let progress = printer.progress("finding", total: 0)
+        var runs = 0
+        let outcome: FindOutcome
+        do {
+            defer { progress.finish() }
+            outcome = try await store.find(condition, from: max(from?.value ?? 1, 1), to: to?.value) { done, total in
+                progress.update(UInt64(done), total: UInt64(total))
+            } each: { range in
+                runs += 1
+                if printer.isJSON {
+                    var members: [String: JSONValue] = ["from": JSONValue(seq: range.from)]
+                    if let to = range.to { members["to"] = JSONValue(seq: to) }
+                    printer.json(.object(members))
+                } else {
+                    printer.line("\(range.from)..\(range.to.map(String.init) ?? "")")
+                }
+            }
+        }
+        guard runs > 0 else {
+            if !printer.isJSON {
+                ToolContext.current.standardError.write("\(condition) holds at no seq in \(max(from?.value ?? 1, 1))…\(outcome.through)\n")
+            }
+            throw ExitCode(ExitStatus.negative)
+        }
+    }
+}

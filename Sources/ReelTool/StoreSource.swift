@@ -90,6 +90,21 @@ extension StoreSource {
         return BisectAnswer(seq: outcome.seq, latest: outcome.through, probes: outcome.probes)
     }
 
+    /// Every run of seqs in `from…to` at which `condition` holds, page after page of the
+    /// method's answers, each run handed to `each` as it comes.
+    func find(
+        _ condition: JSONCondition, from: UInt64, to: UInt64?, progress: @escaping @Sendable (Int, Int) -> Void,
+        each: (FindOutcome.Range) -> Void
+    ) async throws(ToolError) -> FindOutcome {
+        var params = FindParams(condition: condition, from: from, to: to, limit: FindParams.maxLimit)
+        while true {
+            let outcome = try await call(Method.Find.self, params, progress: progress)
+            outcome.ranges.forEach(each)
+            guard let next = outcome.next else { return outcome }
+            params.from = next
+        }
+    }
+
     func stats() async throws(ToolError) -> StatsResult {
         try await call(Method.Stats.self, StatsParams())
     }

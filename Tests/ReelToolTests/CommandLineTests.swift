@@ -9,7 +9,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(1)), .heavy(long: true)) struct CommandLineTests {
     /// Every subcommand of the stock `reel`.
     static let commands = [
-        "dispatch", "get", "watch", "log", "show", "diff", "replay", "bisect", "verify", "export", "describe", "import", "revert",
+        "dispatch", "get", "watch", "log", "show", "diff", "replay", "bisect", "find", "verify", "export", "describe", "import", "revert",
         "backup", "stats", "checkpoints", "ui",
     ]
 

@@ -8,6 +8,26 @@ import Testing
 
 /// `bisect` and `verify`, live and offline, including a checkpoint that disagrees with the log.
 @Suite(.serialized, .timeLimit(.minutes(1)), .heavy(long: true)) struct InvestigateCommandTests {
+    /// `find`: every run of a condition that comes and goes, live and offline alike.
+    @Test(arguments: Access.allCases) func findListsEveryRunOfACondition(_ access: Access) async throws {
+        let story = try await StoryDaemon.started()
+        #expect(await Tool.run(story.live + ["revert", "3"]).status == 0)  // hp back to 6 at seq 9
+        let runs = await story.run(access, ["find", "/character/hp <= 0"])
+        #expect(runs.output == "6..8\n", "\(runs.errors)")
+        #expect(try await story.run(access, ["find", "/character/hp <= 0", "--json"]).jsonLines == [["from": 6, "to": 8]])
+        #expect(await story.run(access, ["find", "exists /character"]).output == "1..\n", "still holding at the latest seq")
+        #expect(try await story.run(access, ["find", "exists /character", "--json"]).jsonLines == [["from": 1]])
+        let window = await story.run(access, ["find", "/character/hp <= 0", "--from", "7", "--to", "7"])
+        #expect(window.output == "7..7\n")
+        let never = await story.run(access, ["find", "/character/hp > 100"])
+        #expect(never.status == 1)
+        #expect(never.output.isEmpty)
+        #expect(never.errors == "/character/hp > 100 holds at no seq in 1…9\n", "\(never.errors)")
+        let beyond = await story.run(access, ["find", "exists /character", "--from", "99"])
+        #expect(beyond.status == 2)
+        #expect(beyond.errors == "reel: seq 99 is beyond the latest seq 9\n", "\(beyond.errors)")
+    }
+
     @Test(arguments: Access.allCases) func bisectFindsTheFirstSeqWhereAConditionHolds(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let human = await story.run(access, ["bisect", "/character/hp <= 0"])

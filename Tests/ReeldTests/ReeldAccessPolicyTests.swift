@@ -31,6 +31,7 @@ import Testing
         ("scan", nil),
         ("digest", ["path": "/refused"]),
         ("describe", nil),
+        ("find", ["condition": "exists /n"]),
     ]
 
     @Test func theListHasEveryMethod() {

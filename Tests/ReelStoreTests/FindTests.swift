@@ -1,0 +1,108 @@
+import ReelCore
+import ReelJSON
+import ReelStore
+import ReelTestSupport
+import Testing
+
+/// `Timeline.find`: every run of seqs at which a condition holds, against the brute-force answer
+/// (the condition asked of the state rebuilt at every seq) on random logs with reverts.
+@Suite(.heavy) struct FindTests {
+    /// A generator with a seed, so a failure can be run again.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// A log of `count` actions over `/hp` and `/flag` that go up and down, with some reverts
+    /// and actions the reducer refuses (never logged), checkpoints every `every`.
+    static func randomStore(_ count: Int, seed: UInt64, every: UInt64, in directory: borrowing TemporaryDirectory) async throws -> Store<JSONValue> {
+        var random = SplitMix(state: seed)
+        let store = try Store(
+            path: directory.sub("data"), definition: .stock, options: StoreOptions(checkpointEvery: every, storage: .init(durable: false))
+        )
+        try await store.dispatch(Action(type: "set", payload: ["path": "/hp", "value": 5]))
+        var seq: UInt64 = 1
+        while seq < UInt64(count) {
+            let action: Action
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0 where seq > 2:
+                action = Action(type: "@revert", payload: ["to": .int(Int64(UInt64.random(in: 1..<seq, using: &random)))])
+            case 1:
+                action = Action(type: "set", payload: ["path": "/flag", "value": .bool(Bool.random(using: &random))])
+            case 2:
+                action = Action(type: "merge", payload: ["flag": nil])
+            case 3:
+                action = Action(type: "remove", payload: ["path": "/hp"])
+            default:
+                action = Action(type: "increment", payload: ["path": "/hp", "by": .int(Int64.random(in: -3...3, using: &random))])
+            }
+            do {
+                try await store.dispatch(action)
+                seq += 1
+            } catch {
+                continue  // (removing an /hp that is not there: refused, nothing logged)
+            }
+        }
+        return store
+    }
+
+    /// The runs computed the slow way: the condition at every seq of the window.
+    static func bruteForce(_ timeline: Timeline<JSONValue>, from: UInt64, to: UInt64, latest: UInt64, _ condition: JSONCondition) throws -> [SeqRange] {
+        var ranges: [SeqRange] = []
+        var open: UInt64?
+        for seq in from...to {
+            let holds = condition.holds(in: try timeline.state(at: seq))
+            if holds, open == nil { open = seq }
+            if !holds, let start = open {
+                ranges.append(SeqRange(from: start, to: seq - 1))
+                open = nil
+            }
+        }
+        if let start = open { ranges.append(SeqRange(from: start, to: to == latest ? nil : to)) }
+        return ranges
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func theRunsAreThoseOfEverySeq(seed: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.randomStore(300, seed: seed, every: 37, in: directory)
+        defer { Task { await store.close() } }
+        let timeline = store.timeline
+        let latest = try timeline.latestSeq()
+        let conditions = ["/hp <= 2", "/hp > 6", "exists /flag", "/flag == true", "missing /hp"].map { try! JSONCondition(parsing: $0) }
+        for condition in conditions {
+            for (from, to) in [(1, latest), (1, latest / 2), (latest / 3, latest), (latest, latest), (5, 5)] as [(UInt64, UInt64)] {
+                let expected = try Self.bruteForce(timeline, from: from, to: to, latest: latest, condition)
+                let found = try timeline.find(from: from, to: to) { condition.holds(in: $0) }
+                #expect(found.ranges == expected, "\(condition) in \(from)…\(to), seed \(seed)")
+                #expect(found.next == nil)
+                // Page by page, two runs at a time, the same runs.
+                var paged: [SeqRange] = []
+                var next: UInt64? = from
+                while let start = next {
+                    let page = try timeline.find(from: start, to: to, limit: 2) { condition.holds(in: $0) }
+                    #expect(page.ranges.count <= 2)
+                    paged += page.ranges
+                    next = page.next
+                }
+                #expect(paged == expected, "\(condition) in \(from)…\(to) by pages of 2, seed \(seed)")
+            }
+        }
+    }
+
+    @Test func aWindowBeyondTheLogIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.randomStore(10, seed: 9, every: 100, in: directory)
+        defer { Task { await store.close() } }
+        let condition = try JSONCondition(parsing: "exists /hp")
+        let beyond = #expect(throws: StoreError.self) { try store.timeline.find(from: 11) { condition.holds(in: $0) } }
+        #expect(beyond?.code == .seqOutOfRange)
+        #expect(throws: StoreError.self) { try store.timeline.find(to: 11) { condition.holds(in: $0) } }
+    }
+}
