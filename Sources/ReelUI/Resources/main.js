@@ -15,6 +15,7 @@
  *   tree.js    the state panel, the JSON tree, the pointer
  *   action.js  the action at the current seq, patch rendering
  *   panels.js  marks and their diff, what-if, bisect, dispatch and revert, export
+ *   find.js    find all: the runs where the bisect condition holds, as bands on the slider
  *   live.js    the WebSocket, with backoff
  */
 
@@ -29,6 +30,7 @@ import {
   markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, submitDispatch, loadActionTypes, showActionHelp,
   openRevert, cancelRevert, closeRevertDialog, doRevert, touchExport, doExport,
 } from './panels.js';
+import { runFind } from './find.js';
 import { connectLive } from './live.js';
 
 const sourceEl = $('source');
@@ -46,6 +48,7 @@ const pointerInput = $('pointer-input');
 const clearMarksBtn = $('clear-marks');
 const whatifClear = $('whatif-clear');
 const bisectForm = $('bisect-form');
+const findRun = $('find-run');
 const dispatchSection = $('dispatch');
 const dispatchForm = $('dispatch-form');
 const dispatchPayload = $('dispatch-payload');
@@ -152,6 +155,7 @@ function wire() {
   clearMarksBtn.addEventListener('click', clearMarks);
   whatifClear.addEventListener('click', () => { S.skipped.clear(); updateSkipped(); });
   bisectForm.addEventListener('submit', (event) => { event.preventDefault(); void runBisect(); });
+  findRun.addEventListener('click', () => { void runFind(); });
   dispatchForm.addEventListener('submit', (event) => { event.preventDefault(); void submitDispatch(); });
   dispatchType.addEventListener('input', showActionHelp);
   dispatchPayload.addEventListener('keydown', (event) => {

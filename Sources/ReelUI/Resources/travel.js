@@ -10,6 +10,7 @@ import { updateLog, refreshRows, scrollToSeq, scrollToEnd, scheduleSearch, filte
 import { loadState } from './tree.js';
 import { loadShow } from './action.js';
 import { scheduleWhatif, refreshExportDefaults } from './panels.js';
+import { drawFindMarks } from './find.js';
 
 const TRAVEL_DEBOUNCE_MS = 50;
 
@@ -86,6 +87,7 @@ export function applyLatest() {
   seqLatest.textContent = fmtInt(S.latest);
   updateStepButtons();
   refreshExportDefaults();
+  drawFindMarks(); // placed in fractions of the latest seq
   updateLog();
 }
 

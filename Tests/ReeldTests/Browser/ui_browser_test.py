@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """reel ui in a real browser: Chromium driven by Selenium (chromium-driver), against a real reeld
 and offline on its data directory. Every figure the page shows is checked against what the `reel`
-command for the same question prints. Then reel-rpg's page at 1024 and 1400 px wide, measured in
-the browser (window_checks). Writes screenshots (light and dark, ui-1024.png, ui-1400.png) to
---screenshots.
+command for the same question prints (find all's bands on the slider against `reel find`). Then
+reel-rpg's page at 1024 and 1400 px wide, measured in the browser (window_checks). Writes
+screenshots (light and dark, ui-find.png and ui-find-list.png, ui-1024.png, ui-1400.png) to --screenshots.
 
 Run by Tests/ReeldTests/ReelUIBrowserTests.swift; by hand:
     python3 Tests/ReeldTests/Browser/ui_browser_test.py --bin .build/debug --screenshots /tmp/shots
@@ -215,6 +215,8 @@ def live_checks(driver, bin_dir, socket, url, shots):
     expected = reel(bin_dir, "get", "--at", "2", *source)["value"]
     check(reel(bin_dir, "get", *source)["value"] == expected, "after the revert the state is the state at 2")
 
+    find_checks(driver, bin_dir, source, shots)
+
     # Dark theme, by the keyboard.
     driver.find_element(By.TAG_NAME, "body").send_keys("t")
     wait(driver, "the dark theme", lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("data-theme") in ("dark", "light"))
@@ -232,6 +234,87 @@ def live_checks(driver, bin_dir, socket, url, shots):
     check(not errors, "console errors (live): %s" % errors)
 
 
+def reel_find(bin_dir, condition, source):
+    """`reel find --json`: one {from, to?} per line; exit 1, and no line, when it never holds."""
+    printed = reel(bin_dir, "find", condition, "--json", *source, json_output=False)
+    return [json.loads(line) for line in printed.splitlines() if line.strip()]
+
+
+def find_bands(driver):
+    """The runs the bands on the slider stand for, as `reel find --json` writes them."""
+    return [{"from": int(band.get_attribute("data-from")),
+             **({"to": int(band.get_attribute("data-to"))} if band.get_attribute("data-to") else {})}
+            for band in driver.find_elements(By.CSS_SELECTOR, "#slider-marks .find-mark")]
+
+
+def find_checks(driver, bin_dir, source, shots):
+    """Find all: the bands on the slider are the runs `reel find` prints. The story's hp is 6 at
+    seqs 2 and 3, then -3, and 6 again from the revert to 2 on: a condition that comes and goes."""
+    box = driver.find_element(By.ID, "bisect-input")
+    result = lambda d: d.find_element(By.ID, "find-result")
+    bands = find_bands
+
+    def find(condition):
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        box.send_keys(condition)
+        driver.find_element(By.ID, "find-run").click()
+        wait(driver, "find's answer to %r" % condition, lambda d: result(d).text and not result(d).text.startswith("finding"))
+
+    # A condition that does not parse: the protocol's refusal, with its column.
+    find("/character/hp <=")
+    text = result(driver).text
+    check("error" in result(driver).get_attribute("class") and "column" in text, "find of a broken condition says %r" % text)
+    check(bands(driver) == [], "a broken condition leaves no band")
+    # (The browser logs the refusal's 400 itself: that one, and nothing else, is expected here.)
+    errors = [e for e in console_errors(driver) if not ("/api/call/find" in e["message"] and "400" in e["message"])]
+    check(not errors, "console errors (a broken condition): %s" % errors)
+    # A condition that never holds says so, and leaves no band.
+    check(reel_find(bin_dir, "/character/hp == 1000", source) == [], "reel find says /character/hp == 1000 never holds")
+    find("/character/hp == 1000")
+    latest = reel(bin_dir, "get", *source)["seq"]
+    text = result(driver).text
+    check(text == "never holds in seqs 1–%d" % latest, "find of a condition that never holds says %r" % text)
+    check(bands(driver) == [], "a condition that never holds leaves no band")
+
+    condition = "/character/hp == 6"
+    expected = reel_find(bin_dir, condition, source)
+    check(len(expected) == 2 and "to" not in expected[-1], "reel find %r: %r, two runs, the last open" % (condition, expected))
+    find(condition)
+    shown = bands(driver)
+    check(shown == expected, "the bands on the slider are %r, reel find prints %r" % (shown, expected))
+    words = ", ".join("%d–%s" % (r["from"], r.get("to", "")) if r.get("to") != r["from"] else str(r["from"]) for r in expected)
+    text = result(driver).text
+    check(text.startswith("holds at %s " % words), "find's list is %r, reel find prints %r" % (text, expected))
+    # Page by page (one run a page) the runs are the same.
+    paged = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('./find.js').then((find) => find.findRuns(arguments[0], 1)).then((a) => done(a.runs), (e) => done(String(e)));
+    """, condition)
+    check(paged == expected, "found one run a page: %r, reel find prints %r" % (paged, expected))
+    # Each band is over its run on the slider, and a click travels to the run's first seq.
+    go_to_seq(driver, 5)
+    marks = driver.find_elements(By.CSS_SELECTOR, "#slider-marks .find-mark")
+    # Where the thumb's centre stands at a seq (the thumb is 16 px wide).
+    slider = driver.find_element(By.ID, "slider").rect
+    at = lambda seq: slider["x"] + 8 + (slider["width"] - 16) * seq / latest
+    for mark, run in zip(marks, expected):
+        left, right = mark.rect["x"], mark.rect["x"] + mark.rect["width"]
+        first, last = run["from"], run.get("to", latest)
+        check(at(first - 1) + 2 <= left <= at(first) + 1 and at(last) - 1 <= right <= at(last + 1) - 2,
+              "the band of %r spans %.0f…%.0f px, the thumb stands at %.0f at its first seq and %.0f at its last"
+              % (run, left, right, at(first), at(last)))
+    if check(bool(marks), "find shows bands on the slider"):
+        marks[0].click()
+        first = expected[0]["from"]
+        wait(driver, "the jump to %d from its band" % first,
+             lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(first) and attribute(d, "#state-tree", "data-seq") == str(first))
+    screenshot(driver, shots, "ui-find.png")
+    driver.execute_script("document.getElementById('bisect').scrollIntoView();")
+    screenshot(driver, shots, "ui-find-list.png")
+    driver.execute_script("document.querySelector('.panels').scrollTop = 0;")
+
+
 def offline_checks(driver, bin_dir, data_dir, url, shots):
     driver.get(url)
     latest = reel(bin_dir, "get", "--data-dir", data_dir)["seq"]
@@ -242,6 +325,13 @@ def offline_checks(driver, bin_dir, data_dir, url, shots):
     check(json_attribute(driver, "#state-tree", "data-json") == expected, "offline state at 3 is reel's")
     dispatch = driver.find_elements(By.ID, "dispatch")
     check(not dispatch or not dispatch[0].is_displayed(), "no dispatch form offline")
+    # Find all offline: the bands are the runs `reel find --data-dir` prints.
+    expected = reel_find(bin_dir, "/character/hp == 6", ["--data-dir", data_dir])
+    driver.find_element(By.ID, "bisect-input").send_keys("/character/hp == 6")
+    driver.find_element(By.ID, "find-run").click()
+    wait(driver, "find's answer offline", lambda d: json_attribute(d, "#find-result", "data-ranges") == expected)
+    shown = find_bands(driver)
+    check(len(expected) == 2 and shown == expected, "offline, the bands are %r, reel find prints %r" % (shown, expected))
     errors = console_errors(driver)
     check(not errors, "console errors (offline): %s" % errors)
 
