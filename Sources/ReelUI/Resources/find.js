@@ -53,6 +53,15 @@ function show(text, isError) {
   findResult.classList.toggle('error', Boolean(isError));
 }
 
+/** Forgets the last answer, bands and list (and one still on its way): it was for another condition. */
+export function clearFind() {
+  findReq += 1;
+  runs = [];
+  drawFindMarks();
+  findResult.dataset.ranges = '';
+  show('', false);
+}
+
 /** The "find all" button: asks, then draws the bands and writes the list. */
 export async function runFind() {
   const condition = conditionInput.value.trim();

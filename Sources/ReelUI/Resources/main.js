@@ -27,10 +27,10 @@ import { updateLog, scheduleRender, scheduleFetch, scrollToEnd, scheduleSearch }
 import { setCurrent, step, moveSelection, applyLatest, isSlider, wireTravelControls } from './travel.js';
 import { loadState } from './tree.js';
 import {
-  markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, submitDispatch, loadActionTypes, showActionHelp,
+  markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, clearBisect, submitDispatch, loadActionTypes, showActionHelp,
   openRevert, cancelRevert, closeRevertDialog, doRevert, touchExport, doExport,
 } from './panels.js';
-import { runFind } from './find.js';
+import { runFind, clearFind } from './find.js';
 import { connectLive } from './live.js';
 
 const sourceEl = $('source');
@@ -156,6 +156,8 @@ function wire() {
   whatifClear.addEventListener('click', () => { S.skipped.clear(); updateSkipped(); });
   bisectForm.addEventListener('submit', (event) => { event.preventDefault(); void runBisect(); });
   findRun.addEventListener('click', () => { void runFind(); });
+  // An answer shown beside a condition it was not for would mislead: editing clears both.
+  $('bisect-input').addEventListener('input', () => { clearBisect(); clearFind(); });
   dispatchForm.addEventListener('submit', (event) => { event.preventDefault(); void submitDispatch(); });
   dispatchType.addEventListener('input', showActionHelp);
   dispatchPayload.addEventListener('keydown', (event) => {

@@ -165,6 +165,15 @@ async function runWhatif() {
 
 let bisectReq = 0;
 
+/** Forgets the last answer (and one still on its way): it was for another condition. */
+export function clearBisect() {
+  bisectReq += 1;
+  bisectResult.textContent = '';
+  bisectResult.classList.remove('error');
+  bisectResult.removeAttribute('title');
+  bisectResult.setAttribute('data-seq', '');
+}
+
 export async function runBisect() {
   const condition = bisectInput.value.trim();
   const id = ++bisectReq;

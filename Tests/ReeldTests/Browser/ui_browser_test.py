@@ -313,6 +313,10 @@ def find_checks(driver, bin_dir, source, shots):
     driver.execute_script("document.getElementById('bisect').scrollIntoView();")
     screenshot(driver, shots, "ui-find-list.png")
     driver.execute_script("document.querySelector('.panels').scrollTop = 0;")
+    # Editing the condition forgets the answers given for the old one: no band, no list.
+    box.send_keys(" ")
+    wait(driver, "the answers cleared by an edit", lambda d: find_bands(d) == [] and result(d).text == "")
+    check(driver.find_element(By.ID, "bisect-result").text == "", "an edit clears bisect's answer too")
 
 
 def offline_checks(driver, bin_dir, data_dir, url, shots):
