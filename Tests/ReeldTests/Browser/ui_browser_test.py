@@ -431,7 +431,15 @@ def window_checks(driver, bin_dir, socket, url, shots):
         row[0].click()
         wait(driver, "the changes of seq %d at %d px" % (selected, width),
              lambda d: attribute(d, "#action-diff", "data-seq") == str(selected))
-        time.sleep(0.3)  # the columns settle once the rows are filled
+        # log.js widens the columns as it measures the rows' texts, a frame or so after they are
+        # filled: measured once the headers' widths have held for four polls in a row.
+        seen = []
+
+        def columns_settled(d):
+            seen.append(d.execute_script(
+                "return [...document.querySelectorAll('[data-col]')].map((e) => e.getBoundingClientRect().width);"))
+            return len(seen) >= 4 and seen[-1] == seen[-2] == seen[-3] == seen[-4]
+        wait(driver, "the log's columns to settle at %d px" % width, columns_settled)
         m = driver.execute_script(MEASURE_JS)
         at = "at %dx%d" % (width, height)
         check(m["view"]["width"] == width, "%s the viewport is %r" % (at, m["view"]))
