@@ -1,9 +1,10 @@
 import ReelJSON
 
-/// The params of `history`: `{from?: 1, to?: latest, limit?: 100, types?: [string]}`.
+/// The params of `history`: `{from?: 1, to?: latest, limit?: 100, types?: [string], order?: "asc"}`.
 ///
-/// A page holds at most `limit` actions; when the range holds more, the result's `next` is the
-/// `from` of the following page.
+/// A page holds at most `limit` actions, oldest first (`order: "asc"`) or newest first
+/// (`"desc"`); when the range holds more, the result's `next` is the `from` (asc) or the `to`
+/// (desc) of the following page.
 public struct HistoryParams: Sendable, Equatable {
     /// The largest `limit`: a page is one response line, and the default line limit of readers
     /// is 1 MiB, so pages stay small and clients follow `next`.
@@ -20,26 +21,33 @@ public struct HistoryParams: Sendable, Equatable {
     public var limit: Int
     /// Only actions of these types; `nil` for all.
     public var types: Set<String>?
+    /// Newest first (`order: "desc"`) rather than oldest first.
+    public var newestFirst: Bool
 
     /// - Parameters:
     ///   - from: The first seq.
     ///   - to: The last seq, or `nil` for the latest.
     ///   - limit: The most actions in the page.
     ///   - types: The action types to keep, or `nil` for all.
-    public init(from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil) {
+    ///   - newestFirst: Newest first rather than oldest first.
+    public init(
+        from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil, newestFirst: Bool = false
+    ) {
         self.from = from
         self.to = to
         self.limit = limit
         self.types = types
+        self.newestFirst = newestFirst
     }
 
     /// Reads and checks the params of a `history` call.
     ///
     /// - Parameter params: The request's `params`, `nil` when absent.
     /// - Throws: -32602 for a `from` or `to` that is not a seq, `from` after `to`, a `limit`
-    ///   outside `1...10000`, a `types` that is not a non-empty array of strings, or an unknown member.
+    ///   outside `1...10000`, a `types` that is not a non-empty array of strings, an `order` other
+    ///   than `"asc"` or `"desc"`, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: Method.History.name, allowed: ["from", "to", "limit", "types"])
+        let reader = try ParamsReader(params, method: Method.History.name, allowed: ["from", "to", "limit", "types", "order"])
         from = try reader.seq("from") ?? 1
         to = try reader.seq("to")
         if let to, from > to {
@@ -71,6 +79,11 @@ public struct HistoryParams: Sendable, Equatable {
         } else {
             types = nil
         }
+        switch reader["order"] {
+        case nil, "asc"?: newestFirst = false
+        case "desc"?: newestFirst = true
+        case let other?: throw .invalidParams("params.order must be \"asc\" or \"desc\", not \(other.described)")
+        }
     }
 
     /// The params as a client sends them; `init(params:)` reads them back. Defaults are omitted
@@ -81,6 +94,7 @@ public struct HistoryParams: Sendable, Equatable {
         if let to { members["to"] = JSONValue(seq: to) }
         if limit != Self.defaultLimit { members["limit"] = .int(Int64(limit)) }
         if let types { members["types"] = .array(types.sorted().map(JSONValue.string)) }
+        if newestFirst { members["order"] = "desc" }
         return .object(members)
     }
 }

@@ -74,14 +74,16 @@ extension Timeline {
     }
 
     /// Logged actions from `from` through `to`, optionally only those whose type is in `types`, at
-    /// most `limit` of them.
+    /// most `limit` of them, oldest first (`next` the `from` of the following page) or newest first
+    /// (`next` its `to`).
     @_specialize(where State == JSONValue)
     public func history(
-        from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil
+        from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil, newestFirst: Bool = false
     ) throws(StoreError) -> LogPage {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
         let last: UInt64
         if let to { last = to } else { last = try latestSeq() }
+        if newestFirst { return try historyNewestFirst(from: max(from, 1), through: last, limit: limit, types: types) }
         var page = LogPage(actions: [], next: nil)
         do {
             try directory.forEachEnvelope(from: max(from, 1), through: last) { envelope in
@@ -99,6 +101,41 @@ extension Timeline {
             throw StoreError(.storage, "cannot read history: \(error)")
         }
         return page
+    }
+
+    /// `history` newest first: windows read forward from the end of the range backwards, each
+    /// twice the last (up to a million seqs) while a type filter leaves them sparse. `next` is the
+    /// seq of the next older action kept, the `to` of the following page.
+    private func historyNewestFirst(from first: UInt64, through last: UInt64, limit: Int, types: Set<String>?) throws(StoreError) -> LogPage {
+        var page = LogPage(actions: [], next: nil)
+        guard first <= last else { return page }
+        var windowEnd = last
+        var span = UInt64(limit)
+        while true {
+            let windowStart = windowEnd - min(span, windowEnd - first + 1) + 1
+            var found: [ActionEnvelope] = []
+            do {
+                try directory.forEachEnvelope(from: windowStart, through: windowEnd) { envelope in
+                    if let types, !types.contains(envelope.type) { return true }
+                    found.append(envelope)
+                    return true
+                }
+            } catch let error as StorageError {
+                throw StoreError(error)
+            } catch {
+                throw StoreError(.storage, "cannot read history: \(error)")
+            }
+            for envelope in found.reversed() {
+                guard page.actions.count < limit else {
+                    page.next = envelope.seq
+                    return page
+                }
+                page.actions.append(envelope)
+            }
+            guard windowStart > first else { return page }
+            windowEnd = windowStart - 1
+            span = min(span * 2, 1 << 20)
+        }
     }
 }
 

@@ -111,6 +111,8 @@ struct QueryParamsTests {
         #expect(try HistoryParams(params: ["limit": 1]).limit == 1)
         #expect(try HistoryParams(params: ["from": 5, "to": 5]).from == 5)
         #expect(try HistoryParams(params: ["from": nil, "to": 4]) == HistoryParams(from: 1, to: 4))
+        #expect(try HistoryParams(params: ["order": "desc"]).newestFirst)
+        #expect(try !HistoryParams(params: ["order": "asc"]).newestFirst)
     }
 
     @Test(arguments: [(0, "0"), (10_001, "10001"), (-1, "-1"), (2.5, "2.5"), ("10", #"the string "10""#)] as [(JSONValue, String)])
@@ -126,7 +128,8 @@ struct QueryParamsTests {
         #expect(invalidParams(["types": "set"], read) == #"params.types must be an array of action types, not the string "set""#)
         #expect(invalidParams(["types": []], read) == "params.types must list at least one action type (omit it for every type)")
         #expect(invalidParams(["types": ["set", 3]], read) == "params.types[1] must be a string, not 3")
-        #expect(invalidParams(["type": ["set"]], read) == #"history has no param "type" (it takes from, to, limit, types)"#)
+        #expect(invalidParams(["type": ["set"]], read) == #"history has no param "type" (it takes from, to, limit, types, order)"#)
+        #expect(invalidParams(["order": "newest"], read) == #"params.order must be "asc" or "desc", not the string "newest""#)
     }
 
     // MARK: diff
@@ -176,6 +179,8 @@ struct QueryParamsTests {
         #expect(try UnsubscribeParams(params: UnsubscribeParams(subscription: "s").jsonValue) == UnsubscribeParams(subscription: "s"))
         let history = HistoryParams(from: 2, to: 9, limit: 5, types: ["b", "a"])
         #expect(try HistoryParams(params: history.jsonValue) == history)
+        let newest = HistoryParams(limit: 5, newestFirst: true)
+        #expect(try HistoryParams(params: newest.jsonValue) == newest)
         let diff = DiffParams(from: 4, to: 1, path: JSONPointer(tokens: ["p"]))
         #expect(try DiffParams(params: diff.jsonValue) == diff)
         let replay = ReplayParams(to: 3, skip: [2, 1])

@@ -81,6 +81,23 @@ import Testing
         let page = try store.timeline.history(from: 2, limit: 2)
         #expect(page.actions.map(\.seq) == [2, 3])
         #expect(page.next == 4)
+        // Newest first: the same actions reversed, and pages that go on at `next` as their `to`.
+        #expect(try store.timeline.history(newestFirst: true).actions.map(\.seq) == [5, 4, 3, 2, 1])
+        #expect(try store.timeline.history(types: ["set"], newestFirst: true).actions.map(\.seq) == [5, 2, 1])
+        for limit in 1...5 {
+            for types in [nil, ["set"], ["nothing"]] as [Set<String>?] {
+                var seqs: [UInt64] = []
+                var to: UInt64? = 4
+                while let last = to {
+                    let newest = try store.timeline.history(from: 2, to: last, limit: limit, types: types, newestFirst: true)
+                    #expect(newest.actions.count <= limit)
+                    seqs += newest.actions.map(\.seq)
+                    to = newest.next
+                }
+                let oldest = try store.timeline.history(from: 2, to: 4, limit: 10, types: types).actions.map(\.seq)
+                #expect(seqs == oldest.reversed(), "limit \(limit), types \(String(describing: types))")
+            }
+        }
         let first = try #require(all.actions.first)
         #expect(first.peer == .currentProcess)
         #expect(first.time.nanosecondsSince1970 > 1_700_000_000_000_000_000)

@@ -52,6 +52,9 @@ import Testing
             #expect(try await c.request(11, "get", ["path": "/hp"])["result"] == ["seq": 5, "value": 1])
             #expect(try await c.request(12, "get", ["path": "/hp", "at": 2])["result"] == ["seq": 2, "value": 6])
             #expect(try await c.request(13, "history", ["types": ["append"]])["result"]?["actions"]?.arrayValue?.count == 1)
+            let newest = try #require(try await c.request(31, "history", ["order": "desc", "limit": 2])["result"])
+            #expect(newest["actions"]?.arrayValue?.map { $0["seq"] } == [5, 4])
+            #expect(newest["next"] == 3, "newest first, next is the to of the following page")
             #expect(try await c.request(14, "diff", ["from": 1, "to": 2])["result"] == ["patch": [["op": "replace", "path": "/hp", "value": 6]]])
             #expect(try await c.request(15, "replay", ["skip": [5]])["result"]?["value"]?["hp"] == 6)
             // errors
