@@ -100,6 +100,25 @@ def wait(driver, what, condition, timeout=10):
         return None
 
 
+def wait_for_socket(path, daemon, timeout=60):
+    """Waits until a daemon listens on `path` (a connection is accepted), failing at once if the
+    daemon exits first. Polled with a deadline: the socket's appearing has no event to wait on."""
+    import socket as sockets
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            raise RuntimeError("the daemon for %s exited with status %s before it listened" % (path, daemon.returncode))
+        probe = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+        try:
+            probe.connect(path)
+            return
+        except OSError:
+            time.sleep(0.02)
+        finally:
+            probe.close()
+    raise RuntimeError("nothing listened on %s within %d s" % (path, timeout))
+
+
 def attribute(driver, selector, name):
     elements = driver.find_elements(By.CSS_SELECTOR, selector)
     return elements[0].get_attribute(name) if elements else None
@@ -518,10 +537,7 @@ def start_rpg(bin_dir, work):
         handle.write("\n".join(lines) + "\n")
     reel(bin_dir, "import", ndjson, "--data-dir", data, program="reel-rpg")
     daemon = subprocess.Popen([os.path.join(bin_dir, "reel-rpg"), "serve", "--data-dir", data, "--socket", socket, "--log-level", "warning"])
-    for _ in range(500):
-        if os.path.exists(socket):
-            break
-        time.sleep(0.02)
+    wait_for_socket(socket, daemon)
     for kind, payload in RPG_TODAY:
         reel(bin_dir, "dispatch", kind, json.dumps(payload), "--socket", socket, program="reel-rpg")
     return daemon, socket
@@ -539,10 +555,7 @@ def main():
     driver = None
     processes = []
     try:
-        for _ in range(500):
-            if os.path.exists(socket):
-                break
-            time.sleep(0.02)
+        wait_for_socket(socket, daemons[0])
         for action, payload in (("set", '{"path":"/character","value":{"hp":10,"name":"Ada"}}'),
                                 ("increment", '{"path":"/character/hp","by":-4}'),
                                 ("set", '{"path":"/items","value":["sword","shield"]}'),
