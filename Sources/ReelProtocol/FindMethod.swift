@@ -33,27 +33,13 @@ public struct FindParams: MethodParams, Equatable {
     ///   column), `from` or `to` is not a seq, `from` is past `to`, or `limit` is outside 1…10000.
     public init(params: JSONValue?) throws(RPCError) {
         let reader = try ParamsReader(params, method: Method.Find.name, allowed: ["condition", "from", "to", "limit"])
-        guard let text = try reader.string("condition") else {
-            throw .invalidParams("find needs params.condition, such as \"/cart/total > 100\"")
-        }
-        do {
-            condition = try JSONCondition(parsing: text)
-        } catch {
-            throw .invalidParams("params.condition: \(error.description)")
-        }
+        condition = try reader.condition(method: Method.Find.name, example: "/cart/total > 100")
         from = max(try reader.seq("from") ?? 1, 1)
         to = try reader.seq("to")
         if let to, from > to {
             throw .invalidParams("params.from (\(from)) must not be greater than params.to (\(to))")
         }
-        if let value = reader["limit"] {
-            guard let limit = value.intValue, (1...Int64(Self.maxLimit)).contains(limit) else {
-                throw .invalidParams("params.limit must be an integer from 1 to \(Self.maxLimit), not \(value.described)")
-            }
-            self.limit = Int(limit)
-        } else {
-            limit = Self.defaultLimit
-        }
+        limit = try reader.count("limit", maximum: Self.maxLimit, default: Self.defaultLimit)
     }
 
     public var jsonValue: JSONValue {

@@ -53,14 +53,7 @@ public struct HistoryParams: Sendable, Equatable {
         if let to, from > to {
             throw .invalidParams("params.from (\(from)) must not be greater than params.to (\(to))")
         }
-        if let value = reader["limit"] {
-            guard let limit = value.intValue, (1...Int64(Self.maxLimit)).contains(limit) else {
-                throw .invalidParams("params.limit must be an integer from 1 to \(Self.maxLimit), not \(value.described)")
-            }
-            self.limit = Int(limit)
-        } else {
-            limit = Self.defaultLimit
-        }
+        limit = try reader.count("limit", maximum: Self.maxLimit, default: Self.defaultLimit)
         if let value = reader["types"] {
             guard case .array(let elements) = value else {
                 throw .invalidParams("params.types must be an array of action types, not \(value.described)")

@@ -114,14 +114,7 @@ public struct BisectParams: Sendable, Equatable {
     ///   column), or `through` is not a seq.
     public init(params: JSONValue?) throws(RPCError) {
         let reader = try ParamsReader(params, method: Method.Bisect.name, allowed: ["condition", "through"])
-        guard let text = try reader.string("condition") else {
-            throw .invalidParams("bisect needs params.condition, such as \"/character/hp <= 0\"")
-        }
-        do {
-            condition = try JSONCondition(parsing: text)
-        } catch {
-            throw .invalidParams("params.condition: \(error.description)")
-        }
+        condition = try reader.condition(method: Method.Bisect.name, example: "/character/hp <= 0")
         through = try reader.seq("through")
     }
 

@@ -58,6 +58,29 @@ struct ParamsReader {
         return try readSeq(value, label: "params.\(name)")
     }
 
+    /// An optional count member, such as `limit`: an integer in `1...maximum`, `defaultValue`
+    /// when absent.
+    func count(_ name: String, maximum: Int, default defaultValue: Int) throws(RPCError) -> Int {
+        guard let value = self[name] else { return defaultValue }
+        guard let count = value.intValue, (1...Int64(maximum)).contains(count) else {
+            throw .invalidParams("params.\(name) must be an integer from 1 to \(maximum), not \(value.described)")
+        }
+        return Int(count)
+    }
+
+    /// The `condition` member, in `reel bisect`'s language; `example` shows one in the message
+    /// when it is missing.
+    func condition(method: MethodName, example: String) throws(RPCError) -> JSONCondition {
+        guard let text = try string("condition") else {
+            throw .invalidParams("\(method.rawValue) needs params.condition, such as \(JSONValue.string(example).jsonString)")
+        }
+        do {
+            return try JSONCondition(parsing: text)
+        } catch {
+            throw .invalidParams("params.condition: \(error.description)")
+        }
+    }
+
     /// An optional string member.
     func string(_ name: String) throws(RPCError) -> String? {
         guard let value = self[name] else { return nil }

@@ -79,14 +79,10 @@ extension DataDirectory {
     /// What the files directly in `path` take on disk (allocated blocks, not their length: a
     /// file allocated ahead takes its space whatever it holds).
     public static func sizeOnDisk(ofDirectory path: String) -> Int64 {
-        guard let entries = opendir(path) else { return 0 }
-        defer { closedir(entries) }
         var total: Int64 = 0
-        while let entry = readdir(entries) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in entryNames(of: path) ?? [] {
             var info = stat()
-            guard name != ".", name != "..", lstat(path + "/" + name, &info) == 0 else { continue }
-            total += Int64(info.st_blocks) * 512
+            if lstat(path + "/" + name, &info) == 0 { total += Int64(info.st_blocks) * 512 }
         }
         return total
     }
@@ -134,16 +130,12 @@ extension DataDirectory {
         guard code == EEXIST else {
             throw StorageError(.invalidWrite, "cannot create \(path): \(String(cString: strerror(code)))")
         }
-        guard let entries = opendir(path) else {
+        guard let names = entryNames(of: path) else {
             let reason = errno == ENOTDIR ? "it exists and is not a directory" : String(cString: strerror(errno))
             throw StorageError(.invalidWrite, "cannot back up into \(path): \(reason)")
         }
-        defer { closedir(entries) }
-        while let entry = readdir(entries) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." {
-                throw StorageError(.invalidWrite, "\(path) is not empty: a backup goes into a new or empty directory")
-            }
+        guard names.isEmpty else {
+            throw StorageError(.invalidWrite, "\(path) is not empty: a backup goes into a new or empty directory")
         }
         guard chmod(path, 0o700) == 0 else {
             throw StorageError(.invalidWrite, "cannot make \(path) owner-only: \(String(cString: strerror(errno)))")

@@ -45,21 +45,26 @@ extension DataDirectory {
             throw StorageError(.io, "cannot look at \(path): \(String(cString: strerror(code)))")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else { return .notADirectory }
-        guard let entries = opendir(path) else {
+        guard let names = entryNames(of: path) else {
             throw StorageError(.io, "cannot read the directory \(path): \(String(cString: strerror(errno)))")
         }
+        if names.contains("data.mdb") { return .store }
+        let others = names.filter { !ownFileNames.contains($0) && !allowing.contains($0) }
+        guard !others.isEmpty else { return .empty }
+        return .foreign(entries: Array(others.sorted().prefix(3)), count: others.count)
+    }
+
+    /// The names in the directory at `path`, without `.` and `..`; `nil`, with `errno` set, when
+    /// it cannot be opened.
+    static func entryNames(of path: String) -> [String]? {
+        guard let entries = opendir(path) else { return nil }
         defer { closedir(entries) }
-        var others: [String] = []
-        var count = 0
+        var names: [String] = []
         while let entry = readdir(entries) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name == "data.mdb" { return .store }
-            guard name != ".", name != "..", !ownFileNames.contains(name), !allowing.contains(name) else { continue }
-            count += 1
-            others.append(name)
+            if name != ".", name != ".." { names.append(name) }
         }
-        guard count > 0 else { return .empty }
-        return .foreign(entries: Array(others.sorted().prefix(3)), count: count)
+        return names
     }
 
     /// "a.txt, b, c and 9 more", for messages about a foreign directory.

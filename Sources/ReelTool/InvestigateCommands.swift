@@ -29,21 +29,12 @@ struct BisectCommand: AsyncParsableCommand {
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
-        do {
-            _ = try JSONCondition(parsing: expression)
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        _ = try parsedCondition(expression)
     }
 
     func run() async throws {
         let printer = source.output.printer
-        let condition: JSONCondition
-        do {
-            condition = try JSONCondition(parsing: expression)
-        } catch {
-            throw ToolError("\(error)", exitStatus: ExitStatus.usage)
-        }
+        let condition = try parsedCondition(expression)  // (checked by validate)
         let store = try await source.open()
         let progress = printer.progress("bisecting", total: 0)
         let answer: BisectAnswer
@@ -228,11 +219,7 @@ struct FindCommand: AsyncParsableCommand {
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
-        do {
-            _ = try JSONCondition(parsing: expression)
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        _ = try parsedCondition(expression)
         if let from, let to, from.value > to.value {
             throw ValidationError("--from (\(from.value)) is after --to (\(to.value))")
         }
@@ -240,12 +227,7 @@ struct FindCommand: AsyncParsableCommand {
 
     func run() async throws {
         let printer = source.output.printer
-        let condition: JSONCondition
-        do {
-            condition = try JSONCondition(parsing: expression)
-        } catch {
-            throw ToolError("\(error)", exitStatus: ExitStatus.usage)
-        }
+        let condition = try parsedCondition(expression)  // (checked by validate)
         let store = try await source.open()
         let progress = printer.progress("finding", total: 0)
         var runs = 0
@@ -271,5 +253,14 @@ struct FindCommand: AsyncParsableCommand {
             }
             throw ExitCode(ExitStatus.negative)
         }
+    }
+}
+
+/// The condition of `bisect` and `find`, or a usage error naming the column of the mistake.
+func parsedCondition(_ expression: String) throws -> JSONCondition {
+    do {
+        return try JSONCondition(parsing: expression)
+    } catch {
+        throw ValidationError("\(error)")
     }
 }
