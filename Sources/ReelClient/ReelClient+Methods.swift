@@ -51,14 +51,20 @@ extension ReelClient {
     ///     to repeat. With one, a dispatch in flight when the connection drops is sent again after
     ///     reconnecting, and the daemon answers the repeat with the first seq, `duplicate: true`.
     ///     Without one, such a dispatch fails with ``ReelClientError/Code/connectionLost``.
+    ///   - meta: Provenance to log with the action: `correlationId`, `causationId`, `source`
+    ///     and `traceparent` (strings of at most 256 bytes). Without a `traceparent`, the current
+    ///     span's is sent, when there is one (swift-distributed-tracing: `ServiceContext.current`
+    ///     propagated by the active instrument in W3C Trace Context form) and the daemon takes
+    ///     meta (capability `dispatch.meta`: an older one would refuse the dispatch).
     /// - Returns: The action's seq.
-    /// - Throws: ``ReelClientError``: the daemon's refusal (1001 rejected, 1002 unknown type, 1003…),
-    ///   `connectionLost` (outcome unknown), `closed`, or `connectionFailed` once reconnecting gave up.
+    /// - Throws: ``ReelClientError``: the daemon's refusal (1001 rejected, 1002 unknown type, 1003…;
+    ///   -32602 for a bad `meta`), `connectionLost` (outcome unknown), `closed`, or
+    ///   `connectionFailed` once reconnecting gave up.
     @discardableResult
-    public func dispatch(_ action: Action, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil) async throws(ReelClientError)
-        -> DispatchReceipt
-    {
-        let params = DispatchParams(action: action, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+    public func dispatch(
+        _ action: Action, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil, meta: ActionMeta? = nil
+    ) async throws(ReelClientError) -> DispatchReceipt {
+        let params = DispatchParams(action: action, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: metaToSend(meta))
         return DispatchReceipt(try await call(Method.Dispatch.self, params))
     }
 
@@ -67,17 +73,30 @@ extension ReelClient {
     /// - Parameters:
     ///   - actions: The actions, 1 to 10,000.
     ///   - expectedSeq: Accept only if the latest seq is this; the first action then gets `expectedSeq + 1`.
-    ///   - idempotencyKey: A key that makes the batch safe to repeat (see ``dispatch(_:expectedSeq:idempotencyKey:)``).
+    ///   - idempotencyKey: A key that makes the batch safe to repeat (see ``dispatch(_:expectedSeq:idempotencyKey:meta:)``).
+    ///   - meta: Provenance to log with each action, the current span's `traceparent` filled in
+    ///     as for one action.
     /// - Returns: The seqs of the actions, in order.
     /// - Throws: ``ReelClientError``, as for one action; 1007 for more than 10,000 actions.
     @discardableResult
-    public func dispatch(batch actions: [Action], expectedSeq: UInt64? = nil, idempotencyKey: String? = nil) async throws(ReelClientError)
-        -> BatchReceipt
-    {
-        let params = DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+    public func dispatch(
+        batch actions: [Action], expectedSeq: UInt64? = nil, idempotencyKey: String? = nil, meta: ActionMeta? = nil
+    ) async throws(ReelClientError) -> BatchReceipt {
+        let params = DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: metaToSend(meta))
         let outcome = try await call(Method.Dispatch.self, params)
         guard outcome.batch else { throw .violation("a single seq for a batch dispatch") }
         return BatchReceipt(outcome)
+    }
+
+    /// The meta a dispatch sends: the caller's, with the current span's traceparent when it gives
+    /// none and the daemon takes meta.
+    func metaToSend(_ meta: ActionMeta?) -> ActionMeta? {
+        guard meta?.traceparent == nil, let traceparent = ActionMeta.currentTraceparent(), serverHello.supports(.dispatchMeta) else {
+            return meta
+        }
+        var filled = meta ?? ActionMeta()
+        filled.traceparent = traceparent
+        return filled
     }
 
     /// Reads the state or a slice of it, now or as it was at a seq.
@@ -99,12 +118,14 @@ extension ReelClient {
     ///   - to: The last seq (inclusive); the latest by default.
     ///   - limit: The most actions in the page, 1 to 10,000.
     ///   - types: Only actions of these types; all by default.
+    ///   - correlationId: Only actions whose meta carries this correlation id; all by default.
     /// - Returns: The actions, with `next` set when more match (pass it as `from` for the next page).
     /// - Throws: ``ReelClientError``.
     public func history(
-        from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil
+        from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil,
+        correlationId: String? = nil
     ) async throws(ReelClientError) -> HistoryPage {
-        try await call(Method.History.self, HistoryParams(from: from, to: to, limit: limit, types: types))
+        try await call(Method.History.self, HistoryParams(from: from, to: to, limit: limit, types: types, correlationId: correlationId))
     }
 
     /// What changed between two seqs, as a JSON Patch.

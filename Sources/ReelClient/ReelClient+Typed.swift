@@ -20,14 +20,15 @@ extension ReelClient {
     ///   - payload: The action's payload.
     ///   - expectedSeq: Accept only if the latest seq is this.
     ///   - idempotencyKey: A key that makes the dispatch safe to repeat.
+    ///   - meta: Provenance to log with the action (see ``dispatch(_:expectedSeq:idempotencyKey:meta:)``).
     /// - Returns: The action's seq.
     /// - Throws: ``ReelClientError/Code/encodingFailed`` when the payload has no JSON form;
-    ///   otherwise as ``dispatch(_:expectedSeq:idempotencyKey:)``.
+    ///   otherwise as ``dispatch(_:expectedSeq:idempotencyKey:meta:)``.
     @discardableResult
     public func dispatch<Payload: ActionPayload>(
-        _ payload: Payload, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil
+        _ payload: Payload, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil, meta: ActionMeta? = nil
     ) async throws(ReelClientError) -> DispatchReceipt {
-        try await dispatch(try Self.action(payload), expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+        try await dispatch(try Self.action(payload), expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta)
     }
 
     /// Reads the state, or a slice of it, as a Swift type.

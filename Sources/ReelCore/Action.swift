@@ -28,16 +28,38 @@ public struct Action: Sendable, Equatable {
 }
 
 /// The identity of whoever dispatched an action: the peer credentials of its socket connection
-/// (`SO_PEERCRED`), or the current process for in-process dispatches.
+/// (`SO_PEERCRED`) and the executable it runs, or the current process for in-process dispatches.
 public struct Peer: Sendable, Hashable {
+    /// The longest ``exe`` kept, in UTF-8 bytes (Linux's `PATH_MAX`); a longer path is cut there.
+    public static let maxExeLength = 4096
+
     public var uid: UInt32
     public var gid: UInt32
     public var pid: Int32
+    /// The path of the peer's executable (`/proc/<pid>/exe`), read once when its connection was
+    /// accepted; `nil` when unknown: unreadable (another user's process), gone by then, or a
+    /// dispatch made in process (every such action would carry the same path).
+    public var exe: String?
 
-    public init(uid: UInt32, gid: UInt32, pid: Int32) {
+    /// - Parameter exe: The executable's path; cut to ``maxExeLength`` bytes if longer.
+    public init(uid: UInt32, gid: UInt32, pid: Int32, exe: String? = nil) {
         self.uid = uid
         self.gid = gid
         self.pid = pid
+        self.exe = exe.map { Self.capped($0) }
+    }
+
+    /// `path`, cut at a character boundary to at most ``maxExeLength`` UTF-8 bytes.
+    public static func capped(_ path: String) -> String {
+        guard path.utf8.count > maxExeLength else { return path }
+        var bytes = 0
+        var kept = String.UnicodeScalarView()
+        for scalar in path.unicodeScalars {
+            bytes += UTF8.width(scalar)
+            guard bytes <= maxExeLength else { break }
+            kept.append(scalar)
+        }
+        return String(kept)
     }
 
     /// No known peer: used for actions imported from elsewhere.
@@ -70,13 +92,17 @@ public struct ActionEnvelope: Sendable, Equatable {
     public var peer: Peer
     /// The key a client sent so that a retry after a lost acknowledgement is not applied twice.
     public var idempotencyKey: String?
+    /// What the client said of the action's provenance (trace, correlation, cause, source);
+    /// `nil` when it said nothing (a meta without members is stored and read as `nil`).
+    public var meta: ActionMeta?
 
-    public init(seq: UInt64, action: Action, time: Timestamp, peer: Peer, idempotencyKey: String? = nil) {
+    public init(seq: UInt64, action: Action, time: Timestamp, peer: Peer, idempotencyKey: String? = nil, meta: ActionMeta? = nil) {
         self.seq = seq
         self.action = action
         self.time = time
         self.peer = peer
         self.idempotencyKey = idempotencyKey
+        self.meta = meta?.isEmpty == true ? nil : meta
     }
 
     public var type: String { action.type }

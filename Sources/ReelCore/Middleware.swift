@@ -6,11 +6,14 @@ public struct DispatchContext: Sendable {
     public var time: Timestamp
     /// Who dispatched it.
     public var peer: Peer
+    /// What the client said of the action's provenance (logged with it), if anything.
+    public var meta: ActionMeta?
 
-    public init(seq: UInt64, time: Timestamp, peer: Peer) {
+    public init(seq: UInt64, time: Timestamp, peer: Peer, meta: ActionMeta? = nil) {
         self.seq = seq
         self.time = time
         self.peer = peer
+        self.meta = meta
     }
 }
 

@@ -4,7 +4,7 @@ import ReelJSON
 extension ActionEnvelope {
     /// Reads a logged action in the shape ``writeWire(into:)`` writes it — the elements of a
     /// `history` page, of an `update` in `actions` mode, and the lines of `reel export`:
-    /// `{seq, type, payload, time, peer: {uid, gid, pid}}`.
+    /// `{seq, type, payload, time, peer: {uid, gid, pid, exe?}, meta?}`.
     ///
     /// Clients read what servers wrote, so unknown members are ignored (a later server may add
     /// some), but every member the protocol names must be there and well formed: a history that cannot
@@ -35,9 +35,15 @@ extension ActionEnvelope {
         else {
             throw failure("at seq \(seq) needs a peer {uid, gid, pid}")
         }
+        let exe: String?
+        switch peer["exe"] {
+        case nil, .null?: exe = nil
+        case .string(let path)?: exe = path
+        case .some: throw failure("at seq \(seq) has a peer.exe that is not a string")
+        }
         self.init(
             seq: UInt64(seq), action: Action(type: type, payload: members["payload"] ?? .null),
-            time: time, peer: Peer(uid: uid, gid: gid, pid: pid)
+            time: time, peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe), meta: try ActionMeta(wire: members["meta"], seq: seq)
         )
     }
 }

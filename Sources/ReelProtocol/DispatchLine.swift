@@ -7,8 +7,8 @@ import ReelJSON
 /// dispatch when clients pipeline).
 ///
 /// Only the plain form is read: the members `jsonrpc`, `id`, `method` and `params` once each;
-/// params with `action` (an object of `type` and `payload`), `expectedSeq` and `idempotencyKey`,
-/// once each. Anything else — a batch, an unknown or repeated member, a key with escapes, a value
+/// params with `action` (an object of `type` and `payload`), `expectedSeq`, `idempotencyKey` and
+/// `meta`, once each. Anything else — a batch, an unknown or repeated member, a key with escapes, a value
 /// the general path would refuse — answers `nil`, and the caller takes the general path, which
 /// answers it or explains what is wrong. What this reads, it reads as the general path does (the
 /// `request` fuzz target and `DispatchLineTests` hold the two to that).
@@ -53,8 +53,10 @@ public enum DispatchLine {
         var action: Action?
         var expectedSeq: UInt64?
         var idempotencyKey: String?
+        var meta: ActionMeta?
         var seenSeq = false
         var seenKey = false
+        var seenMeta = false
         let read = reader.readObject { reader, key in
             if JSONShapeReader.key(key, is: "action") {
                 guard action == nil, let value = readAction(&reader) else { return false }
@@ -76,13 +78,19 @@ public enum DispatchLine {
                     idempotencyKey = key
                 default: return false
                 }
+            } else if JSONShapeReader.key(key, is: "meta") {
+                guard !seenMeta, let value = reader.readValue() else { return false }
+                seenMeta = true
+                // Checked as the general path checks it, which words the refusal.
+                guard let read = try? ActionMeta.read(params: value, label: "params.meta") else { return false }
+                meta = read
             } else {
                 return false
             }
             return true
         }
         guard read, let action else { return nil }
-        return DispatchParams(action: action, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+        return DispatchParams(action: action, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta)
     }
 
     private static func readAction(_ reader: inout JSONShapeReader) -> Action? {

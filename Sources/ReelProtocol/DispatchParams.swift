@@ -2,11 +2,12 @@ import ReelCore
 import ReelJSON
 
 /// The params of `dispatch`: one action, or an atomic batch, with optional concurrency and retry
-/// guards.
+/// guards and the provenance to log with the actions.
 ///
 /// ```
 /// {"action": {"type": "set", "payload": {"path": "/a", "value": 1}}, "expectedSeq": 41}
 /// {"actions": [{"type": "increment", "payload": {"path": "/n"}}, …], "idempotencyKey": "c7-0012"}
+/// {"action": {"type": "reset"}, "meta": {"correlationId": "order-17", "source": "checkout"}}
 /// ```
 ///
 /// The two forms are answered differently — `{seq}` for `action`, `{seqs: […]}` for `actions`
@@ -20,7 +21,7 @@ public struct DispatchParams: Sendable, Equatable {
     /// they are meant to be ids (a UUID is 36 bytes), not documents.
     public static let maxIdempotencyKeyLength = 256
     /// (A constant: an array literal at the call would be allocated for every dispatch.)
-    static let paramNames = ["action", "actions", "expectedSeq", "idempotencyKey"]
+    static let paramNames = ["action", "actions", "expectedSeq", "idempotencyKey", "meta"]
 
     /// The actions, in order; exactly one unless ``isBatch``. Set through the initializers, which
     /// keep the two consistent.
@@ -31,6 +32,9 @@ public struct DispatchParams: Sendable, Equatable {
     public var expectedSeq: UInt64?
     /// A key that makes a retry return the first dispatch's result instead of applying it again.
     public var idempotencyKey: String?
+    /// The provenance logged with each of the actions (trace, correlation, cause, source); `nil`
+    /// for none. Its members are checked when read from a request (``ActionMeta/problem(with:as:)``).
+    public var meta: ActionMeta?
 
     /// One action.
     ///
@@ -38,11 +42,13 @@ public struct DispatchParams: Sendable, Equatable {
     ///   - action: The action.
     ///   - expectedSeq: The seq the client expects to be the latest, or `nil`.
     ///   - idempotencyKey: The retry key, or `nil`.
-    public init(action: Action, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil) {
+    ///   - meta: The provenance to log with it, or `nil`.
+    public init(action: Action, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil, meta: ActionMeta? = nil) {
         self.actions = [action]
         self.isBatch = false
         self.expectedSeq = expectedSeq
         self.idempotencyKey = idempotencyKey
+        self.meta = meta?.isEmpty == true ? nil : meta
     }
 
     /// An atomic batch.
@@ -51,19 +57,22 @@ public struct DispatchParams: Sendable, Equatable {
     ///   - batch: The actions, at least one.
     ///   - expectedSeq: The seq the client expects to be the latest, or `nil`.
     ///   - idempotencyKey: The retry key, or `nil`.
-    public init(batch: [Action], expectedSeq: UInt64? = nil, idempotencyKey: String? = nil) {
+    ///   - meta: The provenance to log with each of them, or `nil`.
+    public init(batch: [Action], expectedSeq: UInt64? = nil, idempotencyKey: String? = nil, meta: ActionMeta? = nil) {
         self.actions = batch
         self.isBatch = true
         self.expectedSeq = expectedSeq
         self.idempotencyKey = idempotencyKey
+        self.meta = meta?.isEmpty == true ? nil : meta
     }
 
     /// Reads and checks the params of a `dispatch` call.
     ///
     /// - Parameter params: The request's `params`.
     /// - Throws: -32602 when neither or both of `action` and `actions` are given, for an empty
-    ///   batch, a malformed action, a bad `expectedSeq` or `idempotencyKey`, or an unknown member;
-    ///   1007 for a batch of more than ``maxBatchSize`` actions.
+    ///   batch, a malformed action, a bad `expectedSeq`, `idempotencyKey` or `meta` (an unknown
+    ///   member, one that is not a string or is longer than 256 bytes, a `traceparent` not in W3C
+    ///   form), or an unknown member; 1007 for a batch of more than ``maxBatchSize`` actions.
     public init(params: JSONValue?) throws(RPCError) {
         let reader = try ParamsReader(params, method: Method.Dispatch.name, allowed: Self.paramNames)
         switch (reader["action"], reader["actions"]) {
@@ -108,6 +117,11 @@ public struct DispatchParams: Sendable, Equatable {
                     "params.idempotencyKey is \(key.utf8.count) bytes long; the limit is \(Self.maxIdempotencyKeyLength) (use an id such as a UUID)")
             }
         }
+        if let value = reader["meta"] {
+            meta = try ActionMeta.read(params: value, label: "params.meta")
+        } else {
+            meta = nil
+        }
     }
 
     /// The params as a client sends them; `init(params:)` reads them back. A `null` payload is
@@ -126,6 +140,7 @@ public struct DispatchParams: Sendable, Equatable {
         }
         if let expectedSeq { members["expectedSeq"] = JSONValue(seq: expectedSeq) }
         if let idempotencyKey { members["idempotencyKey"] = .string(idempotencyKey) }
+        if let meta { members["meta"] = meta.jsonValue }
         return .object(members)
     }
 }

@@ -1,6 +1,8 @@
+import ReelCore
 import ReelJSON
 
-/// The params of `history`: `{from?: 1, to?: latest, limit?: 100, types?: [string], order?: "asc"}`.
+/// The params of `history`: `{from?: 1, to?: latest, limit?: 100, types?: [string], correlationId?:
+/// string, order?: "asc"}`.
 ///
 /// A page holds at most `limit` actions, oldest first (`order: "asc"`) or newest first
 /// (`"desc"`); when the range holds more, the result's `next` is the `from` (asc) or the `to`
@@ -21,6 +23,8 @@ public struct HistoryParams: Sendable, Equatable {
     public var limit: Int
     /// Only actions of these types; `nil` for all.
     public var types: Set<String>?
+    /// Only actions whose meta carries this correlation id; `nil` for all.
+    public var correlationId: String?
     /// Newest first (`order: "desc"`) rather than oldest first.
     public var newestFirst: Bool
 
@@ -29,14 +33,17 @@ public struct HistoryParams: Sendable, Equatable {
     ///   - to: The last seq, or `nil` for the latest.
     ///   - limit: The most actions in the page.
     ///   - types: The action types to keep, or `nil` for all.
+    ///   - correlationId: The correlation id the kept actions' meta carries, or `nil` for all.
     ///   - newestFirst: Newest first rather than oldest first.
     public init(
-        from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil, newestFirst: Bool = false
+        from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil,
+        correlationId: String? = nil, newestFirst: Bool = false
     ) {
         self.from = from
         self.to = to
         self.limit = limit
         self.types = types
+        self.correlationId = correlationId
         self.newestFirst = newestFirst
     }
 
@@ -44,10 +51,13 @@ public struct HistoryParams: Sendable, Equatable {
     ///
     /// - Parameter params: The request's `params`, `nil` when absent.
     /// - Throws: -32602 for a `from` or `to` that is not a seq, `from` after `to`, a `limit`
-    ///   outside `1...10000`, a `types` that is not a non-empty array of strings, an `order` other
-    ///   than `"asc"` or `"desc"`, or an unknown member.
+    ///   outside `1...10000`, a `types` that is not a non-empty array of strings, a
+    ///   `correlationId` that is not a string of at most 256 bytes, an `order` other than `"asc"`
+    ///   or `"desc"`, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: Method.History.name, allowed: ["from", "to", "limit", "types", "order"])
+        let reader = try ParamsReader(
+            params, method: Method.History.name, allowed: ["from", "to", "limit", "types", "correlationId", "order"]
+        )
         from = try reader.seq("from") ?? 1
         to = try reader.seq("to")
         if let to, from > to {
@@ -72,6 +82,10 @@ public struct HistoryParams: Sendable, Equatable {
         } else {
             types = nil
         }
+        correlationId = try reader.string("correlationId")
+        if let correlationId, let problem = ActionMeta.problem(with: correlationId, as: .correlationId) {
+            throw .invalidParams("params.correlationId \(problem): no action carries a longer one")
+        }
         switch reader["order"] {
         case nil, "asc"?: newestFirst = false
         case "desc"?: newestFirst = true
@@ -87,6 +101,7 @@ public struct HistoryParams: Sendable, Equatable {
         if let to { members["to"] = JSONValue(seq: to) }
         if limit != Self.defaultLimit { members["limit"] = .int(Int64(limit)) }
         if let types { members["types"] = .array(types.sorted().map(JSONValue.string)) }
+        if let correlationId { members["correlationId"] = .string(correlationId) }
         if newestFirst { members["order"] = "desc" }
         return .object(members)
     }

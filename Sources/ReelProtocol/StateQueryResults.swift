@@ -122,18 +122,21 @@ public struct ReplayResult: MethodResult, Equatable {
 }
 
 extension ActionEnvelope {
-    /// Writes a logged action in its wire shape, `{payload, peer: {gid, pid, uid}, seq, time,
-    /// type}` (members in canonical order): the elements of a `history` page and of an `update`
-    /// in `actions` mode, and the lines of `reel export`. ``init(wire:)`` reads it back.
+    /// Writes a logged action in its wire shape, `{meta?, payload, peer: {exe?, gid, pid, uid},
+    /// seq, time, type}` (members in canonical order): the elements of a `history` page and of an
+    /// `update` in `actions` mode, and the lines of `reel export`. ``init(wire:)`` reads it back.
     ///
-    /// `payload` is always present (`null` when the action had none). `time` is an RFC 3339 UTC
-    /// string with nine fractional digits, which people read and sort as text and which keeps
-    /// every nanosecond. The idempotency key is left out: it belongs to the client that sent it.
+    /// `payload` is always present (`null` when the action had none); `meta` only when the client
+    /// gave one, `peer.exe` only when known. `time` is an RFC 3339 UTC string with nine fractional
+    /// digits, which people read and sort as text and which keeps every nanosecond. The
+    /// idempotency key is left out: it belongs to the client that sent it.
     public func writeWire(into bytes: inout [UInt8]) {
         bytes.appendJSONObject { members in
+            if let meta { members.add("meta") { bytes in meta.writeWire(into: &bytes) } }
             members.add("payload", action.payload)
             members.add("peer") { bytes in
                 bytes.appendJSONObject { peerMembers in
+                    peerMembers.add("exe", ifPresent: peer.exe)
                     peerMembers.add("gid", Int64(peer.gid))
                     peerMembers.add("pid", Int64(peer.pid))
                     peerMembers.add("uid", Int64(peer.uid))
@@ -160,12 +163,16 @@ extension ActionEnvelope {
     /// The wire shape of ``writeWire(into:)`` as a JSON value, for what builds JSON values around
     /// it (an `update` notification, `reel log --json`). Same text when serialized.
     public var wireJSON: JSONValue {
-        [
+        var peerMembers: [String: JSONValue] = ["uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid)), "pid": .int(Int64(peer.pid))]
+        if let exe = peer.exe { peerMembers["exe"] = .string(exe) }
+        var members: [String: JSONValue] = [
             "seq": JSONValue(seq: seq),
             "type": .string(action.type),
             "payload": action.payload,
             "time": .string(time.rfc3339),
-            "peer": ["uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid)), "pid": .int(Int64(peer.pid))],
+            "peer": .object(peerMembers),
         ]
+        if let meta { members["meta"] = meta.jsonValue }
+        return .object(members)
     }
 }

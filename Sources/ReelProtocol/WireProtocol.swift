@@ -47,6 +47,9 @@ public enum Capability: String, Sendable, CaseIterable {
     case dispatchExpectedSeq = "dispatch.expectedSeq"
     /// `dispatch` with `idempotencyKey`: a retry after a lost acknowledgement is not applied twice.
     case dispatchIdempotency = "dispatch.idempotency"
+    /// `dispatch` with `meta` (traceparent, correlationId, causationId, source), logged with the
+    /// actions; `history` with `correlationId`.
+    case dispatchMeta = "dispatch.meta"
     /// `subscribe` with `mode: "patch"`.
     case subscribePatch = "subscribe.patch"
     /// `subscribe` with `mode: "actions"`.

@@ -63,7 +63,8 @@ public struct TimelineQueries<State: StoreState>: Sendable {
     /// `history`: one page of logged actions.
     public func history(_ params: HistoryParams) throws(StoreError) -> HistoryPage {
         let page = try timeline.history(
-            from: params.from, to: params.to, limit: params.limit, types: params.types, newestFirst: params.newestFirst
+            from: params.from, to: params.to, limit: params.limit, types: params.types, correlationId: params.correlationId,
+            newestFirst: params.newestFirst
         )
         return HistoryPage(actions: page.actions, next: page.next)
     }

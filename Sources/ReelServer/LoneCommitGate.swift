@@ -46,7 +46,7 @@ final class LoneCommitGate<State: StoreState>: @unchecked Sendable {
         }
         return store.prepare(
             batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey,
-            into: &batch
+            meta: params.meta, into: &batch
         )
     }
 

@@ -114,7 +114,9 @@ public struct MethodHandler<State: StoreState>: Sendable {
     /// Hands a dispatch to the store now, so that dispatches keep the order they were read in.
     /// The caller has checked the peer's permission (``handle(_:peer:)`` does).
     public func submit(_ params: DispatchParams, peer: Peer) -> DispatchTicket {
-        store.submit(batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey)
+        store.submit(
+            batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey, meta: params.meta
+        )
     }
 
     /// The `dispatch` result (or error) once the submitted actions are durable or refused.

@@ -160,15 +160,30 @@ public struct ReelServer<State: StoreState>: Service {
     }
 
     /// The peer's uid, gid and pid from `SO_PEERCRED`: who is on the other end of the socket, as
-    /// the kernel saw it at `connect`. Stamped on every action the connection dispatches.
+    /// the kernel saw it at `connect`; and the path of the executable that pid runs, read once,
+    /// now. Stamped on every action the connection dispatches.
     static func peerCredentials(of channel: any Channel) -> EventLoopFuture<Peer> {
         guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(.unknown) }
         let credentials: EventLoopFuture<reel_ucred> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
         )
         return credentials
-            .map { Peer(uid: UInt32($0.uid), gid: UInt32($0.gid), pid: Int32($0.pid)) }
+            .map { Peer(uid: UInt32($0.uid), gid: UInt32($0.gid), pid: Int32($0.pid), exe: executablePath(of: Int32($0.pid))) }
             .recover { _ in .unknown }
+    }
+
+    /// The target of `/proc/<pid>/exe` (its first ``Peer/maxExeLength`` bytes), or `nil` when it
+    /// cannot be read: the process is gone, or belongs to another user and the daemon may not
+    /// look at it (the kernel asks for ptrace's read access). A read of procfs, which touches no
+    /// disk: done on the event loop that accepted the connection.
+    static func executablePath(of pid: Int32) -> String? {
+        guard pid > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: Peer.maxExeLength)
+        let count = buffer.withUnsafeMutableBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { readlink("/proc/\(pid)/exe", $0.baseAddress!, $0.count) }
+        }
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count], as: UTF8.self)
     }
 }
 

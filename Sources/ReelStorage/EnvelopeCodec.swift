@@ -4,9 +4,16 @@ import ReelJSON
 /// The on-disk encoding of a logged action (the value of the `log` database; the key is the seq).
 ///
 /// Layout: record version (2) · `time` (zigzag varint, ns since 1970) · `uid` `gid` (varint) ·
-/// `pid` (zigzag varint) · `type` (string) · flags (byte; bit 0: an idempotency key follows) ·
-/// [`key` (string)] · `payload` (binary JSON, see `BinaryWriter.writeJSON`) · checksum (see
-/// ``RecordChecksum``, seeded with the seq). Strings are a varint length and UTF-8.
+/// `pid` (zigzag varint) · `type` (string) · flags (byte) · [`key` (string), flags bit 0] ·
+/// [meta, bit 1: a byte of the members present (bit 0 `causationId`, 1 `correlationId`,
+/// 2 `source`, 3 `traceparent`; at least one) and each present member's value (string), in that
+/// order] · [`exe` of the peer (string), bit 2] · `payload` (binary JSON, see
+/// `BinaryWriter.writeJSON`) · checksum (see ``RecordChecksum``, seeded with the seq). Strings
+/// are a varint length and UTF-8.
+///
+/// Records written before meta and exe existed have flags 0 or 1 and read as they always did; a
+/// flag or member bit this build does not know is damage. (A build from before them reads a
+/// record with meta or exe as damaged.)
 ///
 /// Record version 1 is the same without the checksum: storage format 1 wrote it, and it is read
 /// only from a directory that has not been upgraded yet (``DataDirectory/acceptsLegacyRecords``).
@@ -16,13 +23,21 @@ package enum EnvelopeCodec {
     static let legacyVersion: UInt8 = 1
     static let recordVersion: UInt8 = 2
 
+    /// The flags byte's bits.
+    static let hasKey: UInt8 = 1 << 0
+    static let hasMeta: UInt8 = 1 << 1
+    static let hasExe: UInt8 = 1 << 2
+    static let knownFlags: UInt8 = hasKey | hasMeta | hasExe
+
     package static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
-        // The header (time, peer, type, key) takes at most about 40 bytes and the type's and
-        // key's own; the checksum sealed on at the end 8 more.
-        let keyBytes = envelope.idempotencyKey?.utf8.count ?? 0
+        // The header (time, peer, type, key, meta, exe) takes at most about 40 bytes and the
+        // strings' own (with their lengths); the checksum sealed on at the end 8 more.
+        let meta = envelope.meta.flatMap { $0.isEmpty ? nil : $0 }
+        var stringBytes = envelope.action.type.utf8.count + (envelope.idempotencyKey?.utf8.count ?? 0)
+        if let meta { stringBytes += meta.members.reduce(1) { $0 + $1.value.utf8.count + 2 } }
+        if let exe = envelope.peer.exe { stringBytes += exe.utf8.count + 2 }
         var writer = BinaryWriter(
-            reservingCapacity: 48 + envelope.action.type.utf8.count + keyBytes + BinaryWriter.estimatedSize(of: envelope.action.payload)
-                + RecordChecksum.byteCount
+            reservingCapacity: 48 + stringBytes + BinaryWriter.estimatedSize(of: envelope.action.payload) + RecordChecksum.byteCount
         )
         writer.writeUInt8(recordVersion)
         writer.writeSignedVarint(envelope.time.nanosecondsSince1970)
@@ -30,12 +45,19 @@ package enum EnvelopeCodec {
         writer.writeVarint(UInt64(envelope.peer.gid))
         writer.writeSignedVarint(Int64(envelope.peer.pid))
         writer.writeString(envelope.action.type)
-        if let key = envelope.idempotencyKey {
-            writer.writeUInt8(1)
-            writer.writeString(key)
-        } else {
-            writer.writeUInt8(0)
+        var flags: UInt8 = 0
+        if envelope.idempotencyKey != nil { flags |= hasKey }
+        if meta != nil { flags |= hasMeta }
+        if envelope.peer.exe != nil { flags |= hasExe }
+        writer.writeUInt8(flags)
+        if let key = envelope.idempotencyKey { writer.writeString(key) }
+        if let meta {
+            var present: UInt8 = 0
+            for (bit, member) in ActionMeta.Member.allCases.enumerated() where meta[member] != nil { present |= 1 << bit }
+            writer.writeUInt8(present)
+            for (_, value) in meta.members { writer.writeString(value) }
         }
+        if let exe = envelope.peer.exe { writer.writeString(exe) }
         writer.writeJSON(envelope.action.payload)
         // Sealed in place: a copy of `writer.bytes` would share its storage and copy it to append.
         RecordChecksum.seal(&writer.bytes, seed: envelope.seq)
@@ -59,17 +81,32 @@ package enum EnvelopeCodec {
             let pid = try reader.readSignedVarint()
             let type = try reader.readString()
             let flags = try reader.readUInt8()
-            let key = flags & 1 == 1 ? try reader.readString() : nil
+            guard flags & ~knownFlags == 0 else {
+                throw StorageError(.corrupt, "action \(seq) is damaged: unknown flags \(flags)")
+            }
+            let key = flags & hasKey != 0 ? try reader.readString() : nil
+            var meta: ActionMeta?
+            if flags & hasMeta != 0 {
+                let present = try reader.readUInt8()
+                let members = ActionMeta.Member.allCases
+                guard present != 0, present >> members.count == 0 else {
+                    throw StorageError(.corrupt, "action \(seq) is damaged: unknown meta members \(present)")
+                }
+                var read = ActionMeta()
+                for (bit, member) in members.enumerated() where present & (1 << bit) != 0 { read[member] = try reader.readString() }
+                meta = read
+            }
+            let exe = flags & hasExe != 0 ? try reader.readString() : nil
             let payload = try reader.readJSON()
-            guard reader.isAtEnd, flags <= 1, let uid = UInt32(exactly: uid), let gid = UInt32(exactly: gid),
+            guard reader.isAtEnd, let uid = UInt32(exactly: uid), let gid = UInt32(exactly: gid),
                 let pid = Int32(exactly: pid)
             else {
                 throw StorageError(.corrupt, "action \(seq) is damaged: unexpected fields")
             }
             return ActionEnvelope(
                 seq: seq, action: Action(type: type, payload: payload),
-                time: Timestamp(nanosecondsSince1970: time), peer: Peer(uid: uid, gid: gid, pid: pid),
-                idempotencyKey: key
+                time: Timestamp(nanosecondsSince1970: time), peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe),
+                idempotencyKey: key, meta: meta
             )
         } catch let error as StorageError {
             throw error

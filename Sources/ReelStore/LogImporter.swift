@@ -80,7 +80,9 @@ public final class LogImporter<State: StoreState> {
             throw StoreError(error.code, "action \(envelope.seq) (\(envelope.type)) is refused by \(timeline.definition.identity): \(error.message)")
         }
         seq = envelope.seq
-        let record = EnvelopeCodec.encode(ActionEnvelope(seq: seq, action: envelope.action, time: envelope.time, peer: envelope.peer))
+        let record = EnvelopeCodec.encode(
+            ActionEnvelope(seq: seq, action: envelope.action, time: envelope.time, peer: envelope.peer, meta: envelope.meta)
+        )
         pendingRecords.append((seq, record))
         spacing.logged(bytes: record.count)
         if spacing.isDue(at: seq) {

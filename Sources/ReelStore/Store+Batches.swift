@@ -5,7 +5,7 @@ import ReelCore
 /// times (with two event loops and the writer on that lock, a third of the hand-off's time was
 /// spent waiting for it, or waking its waiters, at 50 × 16 pipelined).
 ///
-/// Made with ``Store/prepare(batch:peer:expectedSeq:idempotencyKey:into:)``; nothing in it reaches
+/// Made with ``Store/prepare(batch:peer:expectedSeq:idempotencyKey:meta:into:)``; nothing in it reaches
 /// the writer before ``Store/submit(_:commitIfAlone:)``.
 public struct DispatchBatch: Sendable {
     var requests: [DispatchRequest] = []
@@ -22,12 +22,12 @@ extension Store {
     /// submitted one after the other, get their seqs in that order.
     public func prepare(
         batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil,
-        into batch: inout DispatchBatch
+        meta: ActionMeta? = nil, into batch: inout DispatchBatch
     ) -> DispatchTicket {
         let ticket = DispatchTicket()
         // (A dispatch without actions is refused by the writer, as any other refusal.)
         batch.requests.append(DispatchRequest(
-            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, ticket: ticket,
+            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta, ticket: ticket,
             inFlight: writer.inFlight
         ))
         return ticket
@@ -35,7 +35,7 @@ extension Store {
 
     /// Hands a batch to the writer. With `commitIfAlone`, a batch of one dispatch submitted while
     /// no other is in flight and the writer is idle is committed on the caller's thread, before
-    /// this returns (as ``submit(batch:peer:expectedSeq:idempotencyKey:commitIfAlone:)`` does).
+    /// this returns (as ``submit(batch:peer:expectedSeq:idempotencyKey:meta:commitIfAlone:)`` does).
     ///
     /// - Returns: whether the batch was committed here.
     @discardableResult

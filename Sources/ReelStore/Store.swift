@@ -157,14 +157,17 @@ public final class Store<State: StoreState>: Sendable {
     ///   - peer: who dispatches it (the server passes the socket's peer credentials).
     ///   - expectedSeq: accept only if the latest seq is this one (optimistic concurrency).
     ///   - idempotencyKey: a retry with the same key returns the first result, marked duplicate.
+    ///   - meta: the provenance the client gave (trace, correlation, cause, source), logged with
+    ///     the action.
     /// - Throws: ``StoreError``: `.rejected`, `.unknownActionType`, `.seqMismatch`,
     ///   `.seqOutOfRange` (a bad `@revert`), `.storage` (not durable, not acknowledged),
     ///   `.shuttingDown`.
     @discardableResult
     public func dispatch(
-        _ action: Action, peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil
+        _ action: Action, peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil,
+        meta: ActionMeta? = nil
     ) async throws(StoreError) -> DispatchResult {
-        try await dispatch(batch: [action], peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+        try await dispatch(batch: [action], peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta)
     }
 
     /// Dispatches several actions atomically: all are accepted and durable with consecutive seqs,
@@ -172,9 +175,9 @@ public final class Store<State: StoreState>: Sendable {
     @discardableResult
     public func dispatch(
         batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil, meta: ActionMeta? = nil
     ) async throws(StoreError) -> DispatchResult {
-        try await submit(batch: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey).result()
+        try await submit(batch: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta).result()
     }
 
     /// Hands a dispatch to the writer now and returns at once. Dispatches submitted one after the
@@ -187,13 +190,13 @@ public final class Store<State: StoreState>: Sendable {
     /// a time two thread hops per dispatch. The caller blocks for the sync meanwhile.
     public func submit(
         batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil,
-        commitIfAlone: Bool = false
+        meta: ActionMeta? = nil, commitIfAlone: Bool = false
     ) -> DispatchTicket {
         guard !actions.isEmpty else {
             return DispatchTicket(failed: StoreError(.invalidArgument, "a batch needs at least one action"))
         }
         var batch = DispatchBatch()
-        let ticket = prepare(batch: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, into: &batch)
+        let ticket = prepare(batch: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta, into: &batch)
         submit(batch, commitIfAlone: commitIfAlone)
         return ticket
     }

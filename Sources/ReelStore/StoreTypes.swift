@@ -134,7 +134,8 @@ public struct SharedLogStatus: Sendable, Equatable {
 }
 
 extension Peer {
-    /// This process: for actions dispatched in-process rather than over a socket.
+    /// This process: for actions dispatched in-process rather than over a socket. Its ``Peer/exe``
+    /// is `nil`: every action of the process would carry the same path, which the process knows.
     public static var currentProcess: Peer {
         Peer(uid: UInt32(getuid()), gid: UInt32(getgid()), pid: Int32(getpid()))
     }
@@ -146,6 +147,8 @@ struct DispatchRequest: Sendable {
     var peer: Peer
     var expectedSeq: UInt64?
     var idempotencyKey: String?
+    /// Logged with each of the actions.
+    var meta: ActionMeta?
     /// A health probe, not a dispatch: the writer answers it when it reaches it, with an error if
     /// it can no longer commit (see ``Store/probeWriter()``).
     var isProbe = false
@@ -167,7 +170,7 @@ struct DispatchRequest: Sendable {
 }
 
 /// Dispatches submitted and not yet answered: a lone dispatch is committed on its caller's thread
-/// only when there is none (``Store/submit(batch:peer:expectedSeq:idempotencyKey:commitIfAlone:)``).
+/// only when there is none (``Store/submit(batch:peer:expectedSeq:idempotencyKey:meta:commitIfAlone:)``).
 final class InFlightCount: Sendable {
     let value = Atomic<Int>(0)
 }

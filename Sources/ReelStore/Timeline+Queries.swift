@@ -9,6 +9,30 @@ public struct LogPage: Sendable {
     public var next: UInt64?
 }
 
+/// Which logged actions `history` keeps: those that meet every condition given (none given:
+/// every action). Each is a test of the action alone, made while the log is read.
+public struct HistoryFilter: Sendable, Equatable {
+    /// Only actions of these types; `nil` for every type.
+    public var types: Set<String>?
+    /// Only actions whose ``ActionMeta/correlationId`` is this; `nil` for any.
+    public var correlationId: String?
+
+    public init(types: Set<String>? = nil, correlationId: String? = nil) {
+        self.types = types
+        self.correlationId = correlationId
+    }
+
+    /// Whether it keeps every action.
+    public var keepsEverything: Bool { types == nil && correlationId == nil }
+
+    /// Whether `envelope` meets every condition.
+    public func keeps(_ envelope: ActionEnvelope) -> Bool {
+        if let types, !types.contains(envelope.type) { return false }
+        if let correlationId, envelope.meta?.correlationId != correlationId { return false }
+        return true
+    }
+}
+
 /// The result of a what-if replay.
 public struct WhatIf: Sendable {
     public var value: JSONValue
@@ -73,21 +97,23 @@ extension Timeline {
         return WhatIf(value: try Self.slice(result.state, path: path, seq: to), refused: result.refused)
     }
 
-    /// Logged actions from `from` through `to`, optionally only those whose type is in `types`, at
-    /// most `limit` of them, oldest first (`next` the `from` of the following page) or newest first
-    /// (`next` its `to`).
+    /// Logged actions from `from` through `to`, optionally only those whose type is in `types`
+    /// and whose meta carries `correlationId` (see ``HistoryFilter``), at most `limit` of them,
+    /// oldest first (`next` the `from` of the following page) or newest first (`next` its `to`).
     @_specialize(where State == JSONValue)
     public func history(
-        from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil, newestFirst: Bool = false
+        from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil, correlationId: String? = nil,
+        newestFirst: Bool = false
     ) throws(StoreError) -> LogPage {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
+        let filter = HistoryFilter(types: types, correlationId: correlationId)
         let last: UInt64
         if let to { last = to } else { last = try latestSeq() }
-        if newestFirst { return try historyNewestFirst(from: max(from, 1), through: last, limit: limit, types: types) }
+        if newestFirst { return try historyNewestFirst(from: max(from, 1), through: last, limit: limit, filter: filter) }
         var page = LogPage(actions: [], next: nil)
         do {
             try directory.forEachEnvelope(from: max(from, 1), through: last) { envelope in
-                if let types, !types.contains(envelope.type) { return true }
+                if !filter.keeps(envelope) { return true }
                 if page.actions.count == limit {
                     page.next = envelope.seq
                     return false
@@ -104,9 +130,9 @@ extension Timeline {
     }
 
     /// `history` newest first: windows read forward from the end of the range backwards, each
-    /// twice the last (up to a million seqs) while a type filter leaves them sparse. `next` is the
+    /// twice the last (up to a million seqs) while a filter leaves them sparse. `next` is the
     /// seq of the next older action kept, the `to` of the following page.
-    private func historyNewestFirst(from first: UInt64, through last: UInt64, limit: Int, types: Set<String>?) throws(StoreError) -> LogPage {
+    private func historyNewestFirst(from first: UInt64, through last: UInt64, limit: Int, filter: HistoryFilter) throws(StoreError) -> LogPage {
         var page = LogPage(actions: [], next: nil)
         guard first <= last else { return page }
         var windowEnd = last
@@ -116,7 +142,7 @@ extension Timeline {
             var found: [ActionEnvelope] = []
             do {
                 try directory.forEachEnvelope(from: windowStart, through: windowEnd) { envelope in
-                    if let types, !types.contains(envelope.type) { return true }
+                    if !filter.keeps(envelope) { return true }
                     found.append(envelope)
                     return true
                 }

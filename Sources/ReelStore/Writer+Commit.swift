@@ -139,8 +139,8 @@ extension Writer {
                     throw StoreError(.invalidArgument, "a batch needs at least one action")
                 }
                 try reduce(
-                    actions, peer: requests[index].peer, idempotencyKey: idempotencyKey, after: group.workingSeq, time: group.time,
-                    appendingTo: &group.batch.envelopes
+                    actions, peer: requests[index].peer, idempotencyKey: idempotencyKey, meta: requests[index].meta,
+                    after: group.workingSeq, time: group.time, appendingTo: &group.batch.envelopes
                 )
                 let first = group.workingSeq + 1
                 let last = group.workingSeq + UInt64(actions.count)
@@ -264,12 +264,14 @@ extension Writer {
     /// and `envelopes` are as they were. (Appended in place: an array per request was one more
     /// allocation per dispatch.)
     private func reduce(
-        _ actions: [Action], peer: Peer, idempotencyKey: String?, after latest: UInt64, time: Timestamp,
+        _ actions: [Action], peer: Peer, idempotencyKey: String?, meta: ActionMeta?, after latest: UInt64, time: Timestamp,
         appendingTo envelopes: inout [ActionEnvelope]
     ) throws(StoreError) {
         if actions.count == 1 {
             // Reducers leave the state unchanged when they throw.
-            envelopes.append(try reduce(actions[0], peer: peer, idempotencyKey: idempotencyKey, into: &state, seq: latest + 1, time: time))
+            envelopes.append(
+                try reduce(actions[0], peer: peer, idempotencyKey: idempotencyKey, meta: meta, into: &state, seq: latest + 1, time: time)
+            )
             return
         }
         // A batch is atomic: a later action's failure must undo the earlier ones. Undone by
@@ -280,7 +282,9 @@ extension Writer {
         do throws(StoreError) {
             for (offset, action) in actions.enumerated() {
                 let actionSeq = latest + UInt64(offset) + 1
-                envelopes.append(try reduce(action, peer: peer, idempotencyKey: idempotencyKey, into: &state, seq: actionSeq, time: time))
+                envelopes.append(
+                    try reduce(action, peer: peer, idempotencyKey: idempotencyKey, meta: meta, into: &state, seq: actionSeq, time: time)
+                )
             }
         } catch {
             if envelopes.count > accepted {
@@ -306,9 +310,10 @@ extension Writer {
     }
 
     private func reduce(
-        _ action: Action, peer: Peer, idempotencyKey: String?, into state: inout State, seq actionSeq: UInt64, time: Timestamp
+        _ action: Action, peer: Peer, idempotencyKey: String?, meta: ActionMeta?, into state: inout State, seq actionSeq: UInt64,
+        time: Timestamp
     ) throws(StoreError) -> ActionEnvelope {
-        let context = DispatchContext(seq: actionSeq, time: time, peer: peer)
+        let context = DispatchContext(seq: actionSeq, time: time, peer: peer, meta: meta)
         let processed: Action
         do {
             processed = try definition.runMiddleware(action, state: state, context: context)
@@ -317,7 +322,7 @@ extension Writer {
             throw StoreError(error)
         }
         let envelope = ActionEnvelope(
-            seq: actionSeq, action: processed, time: time, peer: peer, idempotencyKey: idempotencyKey
+            seq: actionSeq, action: processed, time: time, peer: peer, idempotencyKey: idempotencyKey, meta: meta
         )
         try Fold(definition: definition).apply(envelope, to: &state, stateAt: revertTarget)
         return envelope

@@ -12,8 +12,8 @@ struct ImportCommand: AsyncParsableCommand {
         commandName: "import", abstract: "Build a new data directory from exported actions.",
         discussion: """
             FILE holds NDJSON actions as `export` writes them ('-' for stdin), starting at seq 1 \
-            with no gaps. Each action is folded with this program's reducers, keeping its seq, time \
-            and peer, and checkpoints are written on the way. The target must be new or empty; if \
+            with no gaps. Each action is folded with this program's reducers, keeping its seq, time, \
+            peer (with its exe) and meta, and checkpoints are written on the way. The target must be new or empty; if \
             the import fails, the directory it created is removed. With --json: {"path", "seq", "checkpoints"}.
             """
     )

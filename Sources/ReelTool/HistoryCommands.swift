@@ -3,9 +3,10 @@ import ReelConsole
 import ReelCore
 import ReelJSON
 import ReelProtocol
+import ReelStore
 
-/// `reel log [--from SEQ] [--to SEQ] [--type T] [--limit N | --last N | --all] [--follow]`: the
-/// actions, one per line.
+/// `reel log [--from SEQ] [--to SEQ] [--type T] [--correlation ID] [--limit N | --last N | --all]
+/// [--follow]`: the actions, one per line.
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log", abstract: "List actions with their seq, time, type and peer.",
@@ -15,8 +16,11 @@ struct LogCommand: AsyncParsableCommand {
             how to see more. Piped, or with --json, lists every action of the range, oldest first. \
             --from beyond the latest seq is refused (as `get --at` refuses it), except with \
             --follow, which waits for it. When --type matches nothing, stderr says so (and which \
-            types the store has) and no row is printed. With --json: one action per line, \
-            {seq, type, payload, time, peer: {uid, gid, pid}}.
+            types the store has) and no row is printed. --correlation keeps the actions dispatched \
+            with that correlation id (`dispatch --correlation-id`), with --type too if given. The \
+            table leaves out the peer's executable and the action's meta (`show SEQ` prints them). \
+            With --json: one action per line, {seq, type, payload, time, peer: {uid, gid, pid, \
+            exe?}, meta?}.
             """
     )
 
@@ -34,6 +38,8 @@ struct LogCommand: AsyncParsableCommand {
     )
     var to: SeqArgument?
     @Option(name: .customLong("type"), help: ArgumentHelp("Only actions of this type (repeatable).", valueName: "type")) var types: [String] = []
+    @Option(name: .customLong("correlation"), help: ArgumentHelp("Only actions dispatched with this correlation id.", valueName: "id"))
+    var correlationId: String?
     @Option(
         name: .customLong("limit"), parsing: .unconditional, help: ArgumentHelp("At most this many actions, the oldest first.", valueName: "n"),
         transform: NumberArgument.count
@@ -56,12 +62,16 @@ struct LogCommand: AsyncParsableCommand {
         if let from, let to, from.value > to.value {
             throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them")
         }
+        if let correlationId, let problem = ActionMeta.problem(with: correlationId, as: .correlationId) {
+            throw ValidationError("--correlation \(problem): no action carries a longer one")
+        }
     }
 
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
         let typeFilter = types.isEmpty ? nil : Set(types)
+        let filter = HistoryFilter(types: typeFilter, correlationId: correlationId)
         let latest = try await store.latestSeq()
         // A start the log has not reached shows nothing: refused, as `get --at` refuses it.
         // `--follow` waits for it instead.
@@ -78,19 +88,19 @@ struct LogCommand: AsyncParsableCommand {
         var printed = 0
         var lastSeen = first - 1
         if let newest {
-            let tail = try await Self.newest(newest, of: store, from: first, through: end, types: typeFilter)
+            let tail = try await Self.newest(newest, of: store, from: first, through: end, filter: filter)
             table.print(tail.actions)
             printed = tail.actions.count
             lastSeen = end
             if paged, let shownFirst = tail.actions.first?.seq, let shownLast = tail.actions.last?.seq, tail.more {
-                let which = typeFilter.map { "\(printed) actions of type \(Self.list($0))" } ?? "\(printed) of \(end) actions"
+                let which = filter.keepsEverything ? "\(printed) of \(end) actions" : "\(printed) actions \(Self.describe(filter))"
                 printer.note("seqs \(shownFirst)…\(shownLast), the newest \(which); more: --last N, --from SEQ, or --all")
             }
         } else {
             var next: UInt64? = first
             while let start = next, start <= end, printed < (limit ?? .max) {
                 let pageSize = min(store.historyPageSize, (limit ?? .max) - printed)
-                let page = try await store.history(from: start, to: end, limit: pageSize, types: typeFilter)
+                let page = try await store.history(from: start, to: end, limit: pageSize, types: typeFilter, correlationId: correlationId)
                 table.print(page.actions)
                 printed += page.actions.count
                 lastSeen = page.actions.last?.seq ?? end
@@ -99,14 +109,14 @@ struct LogCommand: AsyncParsableCommand {
             if next == nil { lastSeen = max(lastSeen, end) }
         }
         if printed == 0 && !follow {
-            try await noteEmpty(printer, store: store, first: first, end: end, latest: latest, types: typeFilter)
+            try await noteEmpty(printer, store: store, first: first, end: end, latest: latest, filter: filter)
         }
         guard follow, printed < (limit ?? .max) else { return }
         // `--from` may lie in the future: follow from the latest seq and skip what comes before it.
         let feed = try await store.watch(path: .root, since: min(lastSeen, end), mode: .actions)
         for try await update in feed.updates {
             guard case .actions(let actions) = update.change else { continue }
-            let wanted = actions.filter { $0.seq >= first && (typeFilter?.contains($0.type) ?? true) }
+            let wanted = actions.filter { $0.seq >= first && filter.keeps($0) }
             let kept = wanted.prefix((limit ?? .max) - printed)
             table.print(Array(kept))
             printed += kept.count
@@ -121,22 +131,24 @@ struct LogCommand: AsyncParsableCommand {
         return max(height - 3, 3)
     }
 
-    /// The newest `count` actions in `first…end` (of `types`, when given), oldest first, and
-    /// whether any matching action comes before them. Reads backwards in growing windows, so
-    /// that a rare type does not cost a read of the whole log page by page from its start.
+    /// The newest `count` actions in `first…end` that `filter` keeps, oldest first, and whether
+    /// any matching action comes before them. Reads backwards in growing windows, so that a rare
+    /// type or correlation id does not cost a read of the whole log page by page from its start.
     static func newest(
-        _ count: Int, of store: any StoreSource, from first: UInt64, through end: UInt64, types: Set<String>?
+        _ count: Int, of store: any StoreSource, from first: UInt64, through end: UInt64, filter: HistoryFilter
     ) async throws(ToolError) -> (actions: [ActionEnvelope], more: Bool) {
         guard first <= end else { return ([], false) }
         var found: [ActionEnvelope] = []
         var high = end
-        var window = UInt64(types == nil ? count : max(count, 256))
+        var window = UInt64(filter.keepsEverything ? count : max(count, 256))
         while true {
             let low = high - first + 1 > window ? high - window + 1 : first
             var inWindow: [ActionEnvelope] = []
             var next: UInt64? = low
             while let start = next, start <= high {
-                let page = try await store.history(from: start, to: high, limit: store.historyPageSize, types: types)
+                let page = try await store.history(
+                    from: start, to: high, limit: store.historyPageSize, types: filter.types, correlationId: filter.correlationId
+                )
                 inWindow += page.actions
                 next = page.next
             }
@@ -152,20 +164,24 @@ struct LogCommand: AsyncParsableCommand {
         }
     }
 
-    /// Says on stderr why no row was printed: an empty log, or types that matched nothing.
+    /// Says on stderr why no row was printed: an empty log, or a filter that matched nothing.
     private func noteEmpty(
-        _ printer: Printer, store: any StoreSource, first: UInt64, end: UInt64, latest: UInt64, types: Set<String>?
+        _ printer: Printer, store: any StoreSource, first: UInt64, end: UInt64, latest: UInt64, filter: HistoryFilter
     ) async throws(ToolError) {
         guard latest > 0 else {
             printer.note("the log is empty: no action has been dispatched yet")
             return
         }
         let range = first == end ? "seq \(first)" : "seqs \(first)…\(end)"
-        guard let types else {
+        guard !filter.keepsEverything else {
             printer.note("no action in \(range)")
             return
         }
-        var note = "no action of type \(Self.list(types)) in \(range)"
+        var note = "no action \(Self.describe(filter)) in \(range)"
+        guard let types = filter.types else {
+            printer.note(note)
+            return
+        }
         // Which types there are: the store's, from `describe` (reading the whole log to list the
         // types in it could take minutes).
         if let known = try? await store.call(Method.Describe.self, DescribeParams()).actions.map(\.type) {
@@ -182,14 +198,37 @@ struct LogCommand: AsyncParsableCommand {
     static func list(_ types: Set<String>) -> String {
         types.sorted().map { "'\($0)'" }.joined(separator: ", ")
     }
+
+    /// What `filter` keeps, after "actions": `of type 'a' with correlation id 'order-17'`.
+    static func describe(_ filter: HistoryFilter) -> String {
+        var parts: [String] = []
+        if let types = filter.types { parts.append("of type \(list(types))") }
+        if let correlationId = filter.correlationId { parts.append("with correlation id \(list([correlationId]))") }
+        return parts.joined(separator: " ")
+    }
 }
 
 /// `reel show SEQ`: one action and the change it made.
 struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show one action and the diff it made.",
-        discussion: "With --json: {\"action\": {seq, type, payload, time, peer}, \"patch\": [RFC 6902 operations]}."
+        discussion: """
+            Under the action's line: the peer's executable (exe) when the daemon could read it, and \
+            the provenance it was dispatched with (causation, correlation, source, trace), each on \
+            a line of its own when given. With --json: {"action": {seq, type, payload, time, peer, \
+            meta?}, "patch": [RFC 6902 operations]}.
+            """
     )
+
+    /// The label of a meta member's line.
+    static func label(_ member: ActionMeta.Member) -> String {
+        switch member {
+        case .causationId: "causation"
+        case .correlationId: "correlation"
+        case .source: "source"
+        case .traceparent: "trace"
+        }
+    }
 
     @Argument(help: ArgumentHelp("The action's seq.", valueName: "seq"), transform: SeqArgument.parse) var seq: SeqArgument
     @OptionGroup var source: SourceOptions
@@ -213,6 +252,10 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let style = printer.style
         printer.line("\(style.bold("seq \(envelope.seq)"))  \(envelope.time.rfc3339)  \(style.bold(envelope.type))  \(ActionTable.peer(envelope.peer))")
+        if let exe = envelope.peer.exe { printer.line("exe: " + TerminalText.escapingControlCharacters(exe)) }
+        for (member, value) in envelope.meta?.members ?? [] {
+            printer.line("\(Self.label(member)): " + TerminalText.escapingControlCharacters(value))
+        }
         printer.line("payload: " + envelope.payload.jsonString)
         if patch.operations.isEmpty {
             printer.line(style.dim("no change to the state"))
@@ -228,7 +271,10 @@ struct ShowCommand: AsyncParsableCommand {
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Write the actions as NDJSON on stdout, for `import` or other tools.",
-        discussion: "One action per line, {seq, type, payload, time, peer}, whatever --json says. Progress goes to stderr on a terminal."
+        discussion: """
+            One action per line, {seq, type, payload, time, peer: {uid, gid, pid, exe?}, meta?}, whatever --json says. \
+            Progress goes to stderr on a terminal.
+            """
     )
 
     @Option(
@@ -326,6 +372,8 @@ final class ActionTable {
         layout = printer.tablePart(Self.headers, rows: rows, rightAligned: [0], layout: layout, minimumWidths: minimumWidths)
     }
 
+    /// The peer's credentials. Its executable and the action's meta are not in the table, whose
+    /// other columns leave the payload little enough room (`show` and `--json` have them).
     static func peer(_ peer: Peer) -> String {
         peer == .unknown ? "-" : "uid \(peer.uid) pid \(peer.pid)"
     }

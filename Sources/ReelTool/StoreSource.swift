@@ -51,8 +51,12 @@ extension StoreSource {
         return (snapshot.seq, snapshot.value)
     }
 
-    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(ToolError) -> (actions: [ActionEnvelope], next: UInt64?) {
-        let page = try await call(Method.History.self, HistoryParams(from: from, to: to, limit: limit, types: types))
+    func history(
+        from: UInt64, to: UInt64?, limit: Int, types: Set<String>?, correlationId: String? = nil
+    ) async throws(ToolError) -> (actions: [ActionEnvelope], next: UInt64?) {
+        let page = try await call(
+            Method.History.self, HistoryParams(from: from, to: to, limit: limit, types: types, correlationId: correlationId)
+        )
         return (page.actions, page.next)
     }
 
@@ -114,10 +118,12 @@ extension StoreSource {
     }
 
     /// Dispatches actions (one, or an atomic batch); only a daemon can.
-    func dispatch(_ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool) {
+    func dispatch(
+        _ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?, meta: ActionMeta? = nil
+    ) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool) {
         let params = actions.count == 1
-            ? DispatchParams(action: actions[0], expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
-            : DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey)
+            ? DispatchParams(action: actions[0], expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta)
+            : DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta)
         let outcome = try await call(Method.Dispatch.self, params)
         return (outcome.seqs, outcome.duplicate)
     }

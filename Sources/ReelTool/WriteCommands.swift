@@ -23,6 +23,11 @@ struct DispatchCommand: AsyncParsableCommand {
                 not applied before. Those keys are not KEY itself: a later `dispatch TYPE \
                 --idempotency-key KEY` is a new dispatch. With --batch, the whole batch has KEY.
 
+                Provenance: --correlation-id, --causation-id, --source and --traceparent are logged \
+                with every action dispatched (`log` and `show` print them, `log --correlation ID` \
+                finds them); each at most 256 bytes, --traceparent in W3C Trace Context form \
+                (00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>).
+
                 Action types (`\(ToolContext.current.programName) describe` asks the daemon):
                 \(ActionShape.helpText(ToolContext.current.actions))
                 """
@@ -42,12 +47,39 @@ struct DispatchCommand: AsyncParsableCommand {
     )
     var idempotencyKey: String?
     @Flag(name: .customLong("batch"), help: "With TYPE -: dispatch all the lines as one atomic batch.") var batch = false
+    @Option(name: .customLong("correlation-id"), help: ArgumentHelp("Log this correlation id with the action(s).", valueName: "id"))
+    var correlationId: String?
+    @Option(name: .customLong("causation-id"), help: ArgumentHelp("Log what caused the action(s): a seq or an id.", valueName: "id"))
+    var causationId: String?
+    @Option(name: .customLong("source"), help: ArgumentHelp("Log who sends the action(s), in your words.", valueName: "name"))
+    var origin: String?
+    @Option(name: .customLong("traceparent"), help: ArgumentHelp("Log the W3C traceparent of the trace the action(s) belong to.", valueName: "traceparent"))
+    var traceparent: String?
     @OptionGroup var source: DaemonSourceOptions
 
     func validate() throws {
         if type == "-" && payload != nil { throw ValidationError("with TYPE '-' the actions come from stdin: give no PAYLOAD") }
         if batch && type != "-" { throw ValidationError("--batch goes with TYPE '-' (actions from stdin)") }
         if type.isEmpty { throw ValidationError("the action type is empty") }
+        for (member, value) in meta?.members ?? [] {
+            if let problem = ActionMeta.problem(with: value, as: member) { throw ValidationError("--\(Self.optionName(member)) \(problem)") }
+        }
+    }
+
+    /// The provenance the options give, `nil` without any.
+    var meta: ActionMeta? {
+        let meta = ActionMeta(traceparent: traceparent, correlationId: correlationId, causationId: causationId, source: origin)
+        return meta.isEmpty ? nil : meta
+    }
+
+    /// The option that sets a member of the meta.
+    static func optionName(_ member: ActionMeta.Member) -> String {
+        switch member {
+        case .causationId: "causation-id"
+        case .correlationId: "correlation-id"
+        case .source: "source"
+        case .traceparent: "traceparent"
+        }
     }
 
     func run() async throws {
@@ -64,7 +96,7 @@ struct DispatchCommand: AsyncParsableCommand {
         }
         let store = try await source.open()
         if type != "-" || batch {
-            let result = try await store.dispatch(actions, expectedSeq: expectedSeq?.value, idempotencyKey: idempotencyKey)
+            let result = try await store.dispatch(actions, expectedSeq: expectedSeq?.value, idempotencyKey: idempotencyKey, meta: meta)
             report(result.seqs, duplicate: result.duplicate, batch: batch, printer: printer)
             return
         }
@@ -73,7 +105,7 @@ struct DispatchCommand: AsyncParsableCommand {
         var expected = expectedSeq?.value
         for (index, action) in actions.enumerated() {
             let key = idempotencyKey.map { Self.lineKey($0, line: index) }
-            let result = try await store.dispatch([action], expectedSeq: expected, idempotencyKey: key)
+            let result = try await store.dispatch([action], expectedSeq: expected, idempotencyKey: key, meta: meta)
             report(result.seqs, duplicate: result.duplicate, batch: false, printer: printer)
             if expected != nil { expected = result.seqs.upperBound }
         }

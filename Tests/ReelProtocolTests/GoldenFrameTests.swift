@@ -19,6 +19,21 @@ struct GoldenFrameTests {
         seq: 9, action: Action(type: "reset"), time: Timestamp(nanosecondsSince1970: 0),
         peer: Peer(uid: 0, gid: 0, pid: 1)
     )
+    /// With every member of the meta and the peer's executable.
+    static let provenanceEnvelope = ActionEnvelope(
+        seq: 10, action: Action(type: "set", payload: ["path": "/a", "value": 2]),
+        time: Timestamp(nanosecondsSince1970: 1_795_273_446_000_000_000),
+        peer: Peer(uid: 1000, gid: 100, pid: 4242, exe: "/usr/local/bin/checkout"), idempotencyKey: "k-2",
+        meta: ActionMeta(
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", correlationId: "order-17", causationId: "7",
+            source: "checkout \"web\""
+        )
+    )
+    /// With one member of the meta and no executable.
+    static let correlatedEnvelope = ActionEnvelope(
+        seq: 11, action: Action(type: "reset"), time: Timestamp(nanosecondsSince1970: 0),
+        peer: Peer(uid: 0, gid: 0, pid: 1), meta: ActionMeta(correlationId: "order-17")
+    )
 
     func expectFrame(_ bytes: [UInt8], _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(text(bytes) == text(line(expected)), sourceLocation: sourceLocation)
@@ -30,7 +45,7 @@ struct GoldenFrameTests {
             version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "reel.json", version: "1"))
         expectFrame(
             RPCSuccess(id: 1, result: result).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 
@@ -95,6 +110,19 @@ struct GoldenFrameTests {
         expectFrame(
             RPCSuccess(id: 6, result: HistoryPage(actions: [], next: nil)).encodedLine(),
             #"{"jsonrpc":"2.0","id":6,"result":{"actions":[]}}"#)
+    }
+
+    /// `meta` first, only when given, with its members in sorted order; `peer.exe` only when known.
+    @Test func historyWithProvenance() {
+        expectFrame(
+            RPCSuccess(id: 6, result: HistoryPage(actions: [Self.provenanceEnvelope, Self.correlatedEnvelope], next: nil)).encodedLine(),
+            #"{"jsonrpc":"2.0","id":6,"result":{"actions":[{"meta":{"causationId":"7","correlationId":"order-17","source":"checkout \"web\"","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"payload":{"path":"/a","value":2},"peer":{"exe":"/usr/local/bin/checkout","gid":100,"pid":4242,"uid":1000},"seq":10,"time":"2026-11-21T15:04:06.000000000Z","type":"set"},{"meta":{"correlationId":"order-17"},"payload":null,"peer":{"gid":0,"pid":1,"uid":0},"seq":11,"time":"1970-01-01T00:00:00.000000000Z","type":"reset"}]}}"#)
+        // The value form (`reel log --json`, `reel export`) is the same text.
+        #expect(Self.provenanceEnvelope.wireJSON.serialized() == {
+            var bytes: [UInt8] = []
+            Self.provenanceEnvelope.writeWire(into: &bytes)
+            return bytes
+        }())
     }
 
     @Test func diff() throws {
@@ -241,6 +269,7 @@ struct GoldenFrameTests {
         try roundTrip(SubscribeResult(subscription: "s1", seq: 4, value: .null))
         try roundTrip(UnsubscribeResult())
         try roundTrip(HistoryPage(actions: [Self.envelope.withoutKey, Self.unknownPeerEnvelope, Self.noPayloadEnvelope], next: 10))
+        try roundTrip(HistoryPage(actions: [Self.provenanceEnvelope.withoutKey, Self.correlatedEnvelope], next: nil))
         try roundTrip(DiffResult(patch: JSONPatch([.remove(path: try JSONPointer("/x"))])))
         try roundTrip(ReplayResult(value: 1, refused: [SeqReason(seq: 2, reason: "r")]))
         try roundTrip(Self.stats(seq: 9, commits: 2, other: ["extra": true]))
@@ -287,6 +316,9 @@ struct GoldenFrameTests {
         expectFrame(
             RPCNotification.update(subscription: "s2", seq: 9, actions: [Self.unknownPeerEnvelope, Self.noPayloadEnvelope]).encodedLine(),
             #"{"jsonrpc":"2.0","method":"update","params":{"actions":[{"payload":{"to":3},"peer":{"gid":4294967295,"pid":0,"uid":4294967295},"seq":8,"time":"1969-12-31T23:59:59.999999999Z","type":"@revert"},{"payload":null,"peer":{"gid":0,"pid":1,"uid":0},"seq":9,"time":"1970-01-01T00:00:00.000000000Z","type":"reset"}],"seq":9,"subscription":"s2"}}"#)
+        expectFrame(
+            RPCNotification.update(subscription: "s2", seq: 11, actions: [Self.correlatedEnvelope]).encodedLine(),
+            #"{"jsonrpc":"2.0","method":"update","params":{"actions":[{"meta":{"correlationId":"order-17"},"payload":null,"peer":{"gid":0,"pid":1,"uid":0},"seq":11,"time":"1970-01-01T00:00:00.000000000Z","type":"reset"}],"seq":11,"subscription":"s2"}}"#)
     }
 
     @Test func notificationWithoutParams() {

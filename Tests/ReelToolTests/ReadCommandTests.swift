@@ -81,11 +81,14 @@ import Testing
         let story = try await StoryDaemon.started()
         let human = await story.run(access, ["show", "6"])
         #expect(human.status == 0, "\(human.errors)")
-        #expect(human.lines.count == 4)
+        #expect(human.lines.count == 5)
         let head = try #require(human.lines.first)
         #expect(head.hasPrefix("seq 6  20"))
         #expect(head.contains("  increment  uid \(getuid()) pid "))
+        // The story was dispatched from this process: the daemon read its executable.
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         #expect(Array(human.lines.dropFirst()) == [
+            "exe: \(exe)",
             #"payload: {"by":-2,"path":"/character/hp"}"#,
             "changes:",
             "  ~ /character/hp  2 → 0",
