@@ -142,16 +142,7 @@ public struct JSONDocumentReducer: Reducer {
             return
         }
         try state.modify(at: path) { (target: inout JSONValue) throws(JSONError) in
-            switch (target, by) {
-            case let (.int(a), .int(b)):
-                let (sum, overflow) = a.addingReportingOverflow(b)
-                guard !overflow else { throw JSONError(.typeMismatch, "\(path) + \(b) overflows a 64-bit integer") }
-                target = .int(sum)
-            case let (a, b) where a.doubleValue != nil:
-                target = .double(a.doubleValue! + b.doubleValue!)
-            default:
-                throw JSONError(.typeMismatch, "\(path) is \(target.typeName), not a number")
-            }
+            target = try Self.incremented(target, by: by, at: path)
         }
     }
 

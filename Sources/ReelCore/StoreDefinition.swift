@@ -21,6 +21,11 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     public var initialState: State
     public var middleware: [any Middleware<State>]
     public var reducer: any Reducer<State>
+    /// What an action will change in the state, worked out before it is applied (see
+    /// ``JSONDocumentReducer/predictChanges(of:in:into:)``); `false` when it cannot tell. The
+    /// change index asks it for every action; without it (or on `false`) the index compares the
+    /// states before and after as JSON, which costs in proportion to the state.
+    public var predictChanges: (@Sendable (State, ActionEnvelope, inout JSONChangeRecorder) -> Bool)?
 
     public init(
         name: String,
@@ -78,9 +83,13 @@ extension StoreDefinition where State == JSONValue {
     /// The stock store: state is one JSON document, initially `{}`, changed by the mutations of
     /// ``JSONDocumentReducer``, whose payloads ``JSONDocumentPayloadRules`` checks at dispatch.
     public static var stock: StoreDefinition<JSONValue> {
-        StoreDefinition(
+        var definition = StoreDefinition(
             name: JSONDocumentReducer.name, version: JSONDocumentReducer.version,
             initialState: .object([:]), middleware: [JSONDocumentPayloadRules()], reducer: JSONDocumentReducer()
         )
+        definition.predictChanges = { state, action, recorder in
+            JSONDocumentReducer.predictChanges(of: action, in: state, into: &recorder)
+        }
+        return definition
     }
 }

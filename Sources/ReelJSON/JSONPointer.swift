@@ -148,7 +148,7 @@ extension JSONPointer {
     /// The array index a token names, or `nil` when it is not `"0"` or digits without a leading
     /// zero. An index too large for `Int` comes back as `Int.max`: it is well formed, just out
     /// of range for every array.
-    static func arrayIndex(_ token: String) -> Int? {
+    public static func arrayIndex(_ token: String) -> Int? {
         let utf8 = token.utf8
         guard let first = utf8.first, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { return nil }
         if first == UInt8(ascii: "0") { return utf8.count == 1 ? 0 : nil }

@@ -101,17 +101,31 @@ extension DataDirectory {
     }
 
     func commit(_ batch: EncodedBatch) throws(StorageError) {
-        try Self.commit(batch, env: env, databases: (log, dedup, checkpoints))
+        // The change index's entries are worked out before the transaction, whose body may run
+        // again after the map grows, and written in it, with the actions they describe.
+        let feed = batch.records.isEmpty ? nil : changeFeed.withLock { $0 }
+        let postings = feed?.postings(forRecords: batch.records)
+        let written: Bool
+        do {
+            written = try Self.commit(batch, env: env, databases: (log, dedup, checkpoints), changes: changes.flatMap { db in postings.map { (db, $0) } })
+        } catch {
+            if postings != nil { feed?.postingsNotWritten() }
+            throw error
+        }
+        if postings != nil, !written { feed?.postingsNotWritten() }
     }
 
+    /// - Returns: whether `changes`' postings were written (only when they continue the index).
+    @discardableResult
     static func commit(
-        _ batch: EncodedBatch, env: LMDBEnvironment, databases: (log: LMDBDatabase, dedup: LMDBDatabase, checkpoints: LMDBDatabase)
-    ) throws(StorageError) {
+        _ batch: EncodedBatch, env: LMDBEnvironment, databases: (log: LMDBDatabase, dedup: LMDBDatabase, checkpoints: LMDBDatabase),
+        changes: (db: LMDBDatabase, postings: ChangePostings)? = nil
+    ) throws(StorageError) -> Bool {
         let (log, dedup, checkpoints) = databases
         // Encoded before the transaction: its body may run again after the map grows.
         let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
         do {
-            try env.write { txn in
+            return try env.write { txn in
                 if let first = batch.records.first {
                     let latest = try Self.latestSeq(txn, log)
                     guard first.seq == latest + 1 else {
@@ -129,6 +143,8 @@ extension DataDirectory {
                 }
                 if !batch.records.isEmpty { CrashPoint.commitInside.reach() }
                 if !checkpointRecords.isEmpty { CrashPoint.checkpointCommit.reach() }
+                guard let changes else { return false }
+                return try ChangeIndexWriter.append(changes.postings, in: txn, db: changes.db)
             }
         } catch {
             throw Self.wrap(error, "commit failed")

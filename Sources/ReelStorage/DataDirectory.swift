@@ -19,6 +19,7 @@ import Synchronization
 /// - `checkpoints`: big-endian seq → ``Checkpoint``
 /// - `dedup`: idempotency key → the seqs it was given
 /// - `meta`: format version, the reducer the directory was created for, creation time
+/// - `changes`: the change index, derived from the log (``ChangeIndexKeys``)
 ///
 /// A read-only handle (``Options/readOnly``) never writes and is safe to use while a daemon in
 /// another process appends.
@@ -85,6 +86,10 @@ public final class DataDirectory: Sendable {
     let checkpoints: LMDBDatabase
     let dedup: LMDBDatabase
     let meta: LMDBDatabase
+    /// The change index; `nil` in a directory opened read-only before any daemon made it.
+    let changes: LMDBDatabase?
+    /// Who works out the change index's entries of the actions this handle commits.
+    let changeFeed = Mutex<(any ChangeIndexFeed)?>(nil)
     /// The journal's write side; `nil` for a read-only handle.
     let journal: Journal?
     /// Acknowledged actions not yet in LMDB (see ``appendDurably(_:)``).
@@ -156,6 +161,7 @@ public final class DataDirectory: Sendable {
                 throw StorageError(.notFound, "\(path) is not a Reel data directory (no log in it)")
             }
             (self.log, self.checkpoints, self.dedup, self.meta) = (log, checkpoints, dedup, meta)
+            changes = try env.openDatabase("changes", create: create)
         } catch let error as StorageError {
             throw error
         } catch {

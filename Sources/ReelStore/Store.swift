@@ -85,6 +85,9 @@ public final class Store<State: StoreState>: Sendable {
             ]
         )
         Self.rebuildCheckpoints(restored.damagedCheckpoints, timeline: timeline, logger: logger)
+        if options.changeIndex {
+            try ChangeIndexer.start(timeline: timeline, latest: restored.seq, latestState: restored.state, logger: logger)
+        }
         let lastCheckpoint: Checkpoint?
         do {
             lastCheckpoint = try directory.checkpointHeaders().filter { $0.reducer == definition.identity }.last
@@ -239,5 +242,8 @@ public final class Store<State: StoreState>: Sendable {
     /// the writer. Later dispatches fail with `.shuttingDown`. Safe to call more than once.
     public func close() async {
         await writer.finish()
+        // The journal is drained: no commit needs the change index's feed, and the directory
+        // should not keep the feed's copy of the state alive.
+        directory.attachChangeIndexFeed(nil)
     }
 }

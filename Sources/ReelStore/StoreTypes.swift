@@ -37,6 +37,10 @@ public struct StoreOptions: Sendable {
     /// Where the log's order is decided when several daemons serve one store (`reeld
     /// --shared-log`); `nil`: the data directory alone. See ``SharedLog``.
     public var sharedLog: (any SharedLog)?
+    /// Keep the change index (which actions changed which paths: `history` by path, `blame`,
+    /// `find`) up to date as actions are committed. Off, queries by path replay the log instead;
+    /// benchmarks turn it off to measure what it costs.
+    public var changeIndex = true
 
     public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
         self.checkpointEvery = checkpointEvery

@@ -1,0 +1,197 @@
+import ReelCore
+import ReelJSON
+import ReelLMDB
+
+/// The change index's two lists per JSON Pointer.
+public enum ChangeIndexKind: UInt8, Sendable, CaseIterable {
+    /// Seqs whose action changed the value at the pointer (see ``JSONChanges/changed``).
+    case changed = 0
+    /// Seqs whose action changed something under the pointer that the index did not follow:
+    /// any pointer below may have changed (see ``JSONChanges/unfollowed``).
+    case unfollowed = 1
+}
+
+/// How far the change index goes, and under which reducer it was built.
+public struct ChangeIndexStatus: Sendable, Equatable {
+    /// Every action through this seq is in the index; none after it.
+    public var indexedThrough: UInt64
+    /// The reducer whose actions were indexed: another version may change differently.
+    public var reducer: ReducerIdentity
+
+    public init(indexedThrough: UInt64, reducer: ReducerIdentity) {
+        self.indexedThrough = indexedThrough
+        self.reducer = reducer
+    }
+}
+
+/// What a run of consecutive actions changed, gathered into the index's lists before they are
+/// written: one list of seqs per (kind, pointer).
+public struct ChangePostings: Sendable {
+    struct ListKey: Hashable, Sendable {
+        var kind: ChangeIndexKind
+        var pointer: String
+    }
+
+    private(set) var lists: [ListKey: [UInt64]] = [:]
+    /// The seqs covered: every action of this run, whether it changed anything or not.
+    public private(set) var first: UInt64?
+    public private(set) var last: UInt64?
+
+    public init() {}
+
+    /// Adds the changes of `seq`, the next action of the run.
+    public mutating func add(_ changes: JSONChanges, seq: UInt64) {
+        if first == nil { first = seq }
+        last = seq
+        for pointer in changes.changed {
+            if let fitting = ChangeIndexKeys.fitting(pointer) {
+                if fitting == pointer { append(seq, .changed, pointer) } else { append(seq, .unfollowed, fitting) }
+            }
+        }
+        for pointer in changes.unfollowed {
+            if let fitting = ChangeIndexKeys.fitting(pointer) { append(seq, .unfollowed, fitting) }
+        }
+    }
+
+    private mutating func append(_ seq: UInt64, _ kind: ChangeIndexKind, _ pointer: String) {
+        let key = ListKey(kind: kind, pointer: pointer)
+        if lists[key]?.last == seq { return }
+        lists[key, default: []].append(seq)
+    }
+
+    public var postingCount: Int { lists.values.reduce(0) { $0 + $1.count } }
+}
+
+/// Keys and values of the `changes` database.
+///
+/// - A list's entries are chunks: key `kind (1 byte) · pointer length (2, big-endian) · pointer
+///   (UTF-8) · first seq (8, big-endian)`, value `version (1) · count · last seq · count − 1
+///   deltas (varints) · checksum (seeded with the key)`. A pointer's chunks are adjacent and in
+///   seq order; each holds at most ``chunkCapacity`` seqs, the newest is filled before another
+///   is started.
+/// - The status: key `0xFF`, value `version (1) · indexed-through seq · reducer name · reducer
+///   version · checksum`.
+enum ChangeIndexKeys {
+    static let chunkCapacity = 128
+    static let chunkVersion: UInt8 = 1
+    static let statusKey: [UInt8] = [0xFF]
+    /// LMDB's keys are at most 511 bytes: a longer pointer's changes are listed as unfollowed
+    /// changes of its longest ancestor that fits.
+    static let maxPointerBytes = 400
+
+    /// `pointer`, or its longest ancestor short enough to be a key; `nil` never (the root fits).
+    static func fitting(_ pointer: String) -> String? {
+        let utf8 = pointer.utf8
+        guard utf8.count > maxPointerBytes else { return pointer }
+        // Escaped tokens hold no raw '/', so every '/' starts a token: the prefix before one is
+        // an ancestor.
+        var cut = utf8.startIndex
+        var index = utf8.startIndex
+        var offset = 0
+        while index != utf8.endIndex, offset <= maxPointerBytes {
+            if utf8[index] == UInt8(ascii: "/") { cut = index }
+            utf8.formIndex(after: &index)
+            offset += 1
+        }
+        return String(pointer[..<cut])
+    }
+
+    static func prefix(_ kind: ChangeIndexKind, _ pointer: String) -> [UInt8] {
+        let bytes = Array(pointer.utf8)
+        var key: [UInt8] = [kind.rawValue, UInt8(bytes.count >> 8), UInt8(bytes.count & 0xFF)]
+        key.reserveCapacity(3 + bytes.count + 8)
+        key += bytes
+        return key
+    }
+
+    static func key(_ prefix: [UInt8], _ seq: UInt64) -> [UInt8] {
+        var key = prefix
+        withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
+        return key
+    }
+
+    /// The first seq of a chunk whose key starts with `prefix`, or `nil` for another list's key.
+    static func chunkSeq(_ key: [UInt8], prefix: [UInt8]) -> UInt64? {
+        guard key.count == prefix.count + 8, key.starts(with: prefix) else { return nil }
+        return key[prefix.count...].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    struct Chunk {
+        var first: UInt64
+        var seqs: [UInt64]
+    }
+
+    static func encode(_ chunk: Chunk, key: [UInt8]) -> [UInt8] {
+        var writer = BinaryWriter(reservingCapacity: 16 + chunk.seqs.count * 2)
+        writer.writeUInt8(chunkVersion)
+        writer.writeVarint(UInt64(chunk.seqs.count))
+        writer.writeVarint(chunk.seqs.last!)
+        var previous = chunk.seqs[0]
+        for seq in chunk.seqs.dropFirst() {
+            writer.writeVarint(seq - previous)
+            previous = seq
+        }
+        RecordChecksum.seal(&writer.bytes, seed: RecordChecksum.seed(ofKey: key))
+        return writer.bytes
+    }
+
+    static func decode(_ value: UnsafeRawBufferPointer, key: [UInt8], first: UInt64) throws(StorageError) -> [UInt64] {
+        let damaged = { (reason: String) in
+            StorageError(.corrupt, "the change index is damaged (a list of \(describe(key))): \(reason); the daemon rebuilds it when it next opens the store")
+        }
+        guard let body = RecordChecksum.open(value, seed: RecordChecksum.seed(ofKey: key)) else { throw damaged("checksum mismatch") }
+        do {
+            var reader = BinaryReader(body)
+            guard try reader.readUInt8() == chunkVersion else { throw damaged("unknown version") }
+            let count = try reader.readVarint()
+            let last = try reader.readVarint()
+            guard count >= 1, count <= UInt64(chunkCapacity) else { throw damaged("\(count) entries") }
+            var seqs = [first]
+            seqs.reserveCapacity(Int(count))
+            for _ in 1..<count {
+                let (next, overflow) = seqs.last!.addingReportingOverflow(try reader.readVarint())
+                guard !overflow, next > seqs.last! else { throw damaged("seqs out of order") }
+                seqs.append(next)
+            }
+            guard reader.isAtEnd, seqs.last == last else { throw damaged("unexpected bytes") }
+            return seqs
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw damaged("\(error)")
+        }
+    }
+
+    static func describe(_ key: [UInt8]) -> String {
+        guard key.count >= 3 else { return "a short key" }
+        let length = Int(key[1]) << 8 | Int(key[2])
+        let pointer = String(decoding: key.dropFirst(3).prefix(length), as: UTF8.self)
+        return "\"\(pointer)\""
+    }
+
+    static func encode(_ status: ChangeIndexStatus) -> [UInt8] {
+        var writer = BinaryWriter(reservingCapacity: 32)
+        writer.writeUInt8(1)
+        writer.writeVarint(status.indexedThrough)
+        writer.writeString(status.reducer.name)
+        writer.writeString(status.reducer.version)
+        RecordChecksum.seal(&writer.bytes, seed: RecordChecksum.seed(ofKey: statusKey))
+        return writer.bytes
+    }
+
+    static func decodeStatus(_ value: UnsafeRawBufferPointer) throws(StorageError) -> ChangeIndexStatus {
+        let damaged = StorageError(.corrupt, "the change index's status record is damaged; the daemon rebuilds the index when it next opens the store")
+        guard let body = RecordChecksum.open(value, seed: RecordChecksum.seed(ofKey: statusKey)) else { throw damaged }
+        do {
+            var reader = BinaryReader(body)
+            guard try reader.readUInt8() == 1 else { throw damaged }
+            let through = try reader.readVarint()
+            let name = try reader.readString()
+            let version = try reader.readString()
+            guard reader.isAtEnd else { throw damaged }
+            return ChangeIndexStatus(indexedThrough: through, reducer: ReducerIdentity(name: name, version: version))
+        } catch {
+            throw damaged
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Logging
+import ReelCore
+import ReelJSON
+import ReelStorage
+import Synchronization
+
+/// Keeps a data directory's change index up to date: a copy of the state of its own, at the last
+/// indexed seq, into which it folds each commit's actions (on the journal applier's thread, just
+/// before the commit) to record what each one changed (``Timeline/foldRecordingChanges(_:into:)``).
+///
+/// Its copy of the state costs memory (as the checkpoint encoder's does) and one more fold per
+/// action, off the acknowledgement path. When it loses its place (a commit failed after it had
+/// folded) it answers nothing more, and the index stays behind until the store next opens and
+/// brings it up to date (``start(timeline:latest:latestState:logger:)``).
+final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
+    private struct Position {
+        var state: State
+        var seq: UInt64
+    }
+
+    private weak let directory: DataDirectory?
+    private let definition: StoreDefinition<State>
+    private let logger: Logger
+    private let position: Mutex<Position?>
+
+    private init(directory: DataDirectory, definition: StoreDefinition<State>, state: State, seq: UInt64, logger: Logger) {
+        self.directory = directory
+        self.definition = definition
+        self.logger = logger
+        position = Mutex(Position(state: state, seq: seq))
+    }
+
+    /// How many actions bringing the index up to date folds per commit.
+    static var catchUpCommitSize: UInt64 { 65_536 }
+
+    /// Brings the index of `timeline`'s directory up to date (emptying it first when it was
+    /// built under another reducer, is ahead of the log, or its status is damaged), then feeds
+    /// every later commit.
+    ///
+    /// - Parameters:
+    ///   - latest: the log's latest seq, whose state is `latestState` (the store has just rebuilt it).
+    static func start(timeline: Timeline<State>, latest: UInt64, latestState: State, logger: Logger) throws(StoreError) {
+        let directory = timeline.directory
+        var status: ChangeIndexStatus?
+        do {
+            status = try directory.changeIndexStatus()
+        } catch {
+            logger.warning("the change index is damaged (\(error.message)): rebuilding it")
+        }
+        do {
+            if status == nil || status!.reducer != timeline.definition.identity || status!.indexedThrough > latest {
+                if let status, status.reducer != timeline.definition.identity {
+                    logger.notice("the change index was built by \(status.reducer): rebuilding it for \(timeline.definition.identity)")
+                }
+                try directory.resetChangeIndex(reducer: timeline.definition.identity)
+                status = ChangeIndexStatus(indexedThrough: 0, reducer: timeline.definition.identity)
+            }
+        } catch {
+            throw StoreError(error)
+        }
+        var indexed = status!.indexedThrough
+        if indexed < latest {
+            let started = ContinuousClock.now
+            var state = try timeline.state(at: indexed)
+            while indexed < latest {
+                let end = min(latest, indexed + catchUpCommitSize)
+                let postings = try timeline.changePostings(from: indexed + 1, through: end, state: &state)
+                let appended: Bool
+                do {
+                    appended = try directory.appendToChangeIndex(postings)
+                } catch {
+                    throw StoreError(error)
+                }
+                guard appended else { throw StoreError(.storage, "the change index moved while it was being brought up to date") }
+                indexed = end
+            }
+            logger.info("change index brought up to date", metadata: ["through": "\(latest)", "took": "\(ContinuousClock.now - started)"])
+        }
+        let indexer = ChangeIndexer(
+            directory: directory, definition: timeline.definition, state: latestState.unsharingTopLevelStorage(), seq: latest, logger: logger
+        )
+        directory.attachChangeIndexFeed(indexer)
+    }
+
+    func postings(forRecords records: [(seq: UInt64, bytes: [UInt8])]) -> ChangePostings? {
+        guard let directory, let first = records.first?.seq else { return nil }
+        let timeline = Timeline(directory: directory, definition: definition)
+        return position.withLock { (current: inout Position?) -> ChangePostings? in
+            guard var place = current.take(), place.seq == first - 1 else { return nil }
+            do throws(StoreError) {
+                var postings = ChangePostings()
+                for record in records {
+                    let decoded = record.bytes.withUnsafeBytes { bytes in
+                        Result { () throws(StorageError) in try EnvelopeCodec.decode(seq: record.seq, from: bytes) }
+                    }
+                    let envelope: ActionEnvelope
+                    do throws(StorageError) {
+                        envelope = try decoded.get()
+                    } catch {
+                        throw StoreError(error)
+                    }
+                    postings.add(try timeline.foldRecordingChanges(envelope, into: &place.state), seq: record.seq)
+                }
+                place.seq = records.last!.seq
+                current = place
+                return postings
+            } catch {
+                logger.error("the change index stops at seq \(place.seq) until the store is opened again: \(error.message)")
+                return nil
+            }
+        }
+    }
+
+    func postingsNotWritten() {
+        position.withLock { $0 = nil }
+        logger.warning("a commit did not take the change index's entries: the index stays behind until the store is opened again")
+    }
+}
+
+extension Timeline {
+    /// Folds `envelope` into `state` and says what it changed: predicted from the payload when
+    /// the definition can (``StoreDefinition/predictChanges``), else by comparing the states
+    /// before and after as JSON. An action the reducers refuse changes nothing.
+    @_specialize(where State == JSONValue)
+    func foldRecordingChanges(_ envelope: ActionEnvelope, into state: inout State) throws(StoreError) -> JSONChanges {
+        let fold = self.fold
+        let stateAt = { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
+        var recorder = JSONChangeRecorder()
+        if let predict = definition.predictChanges, predict(state, envelope, &recorder) {
+            do {
+                try fold.apply(envelope, to: &state, stateAt: stateAt)
+            } catch where error.code == .rejected || error.code == .unknownActionType {
+                return JSONChanges()
+            }
+            return recorder.changes
+        }
+        let before = state
+        do {
+            try fold.apply(envelope, to: &state, stateAt: stateAt)
+        } catch where error.code == .rejected || error.code == .unknownActionType {
+            return JSONChanges()
+        }
+        recorder.record(at: [], from: try before.jsonValueOrThrow(seq: envelope.seq - 1), to: try state.jsonValueOrThrow(seq: envelope.seq))
+        return recorder.changes
+    }
+
+    /// The change index's postings of `first…last`, folding them into `state` (the state at
+    /// `first - 1`).
+    @_specialize(where State == JSONValue)
+    func changePostings(from first: UInt64, through last: UInt64, state: inout State) throws(StoreError) -> ChangePostings {
+        var postings = ChangePostings()
+        var failure: StoreError?
+        do {
+            try directory.forEachEnvelopeReadingAhead(from: first, through: last) { envelope in
+                do throws(StoreError) {
+                    postings.add(try foldRecordingChanges(envelope, into: &state), seq: envelope.seq)
+                    return true
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+        } catch {
+            throw StoreError.walking(error, "index changes")
+        }
+        if let failure { throw failure }
+        return postings
+    }
+}

@@ -1,0 +1,133 @@
+import ReelCore
+import ReelJSON
+import ReelStorage
+
+/// The last change of one leaf: what `blame` answers per leaf.
+public struct BlameEntry: Sendable, Equatable {
+    /// The leaf's pointer: a scalar, or an empty object or array.
+    public var path: JSONPointer
+    /// The action that last changed it at or before the seq asked about; `nil` when no action
+    /// did (it is as the initial state has it).
+    public var action: ActionEnvelope?
+}
+
+/// A page of `blame`.
+public struct BlameResult: Sendable, Equatable {
+    /// The seq whose state was blamed.
+    public var seq: UInt64
+    /// One entry per leaf, in document order (members by name, elements by index).
+    public var entries: [BlameEntry]
+    /// The path of the last entry, to pass as `after` for the next page; `nil` on the last page.
+    public var next: JSONPointer?
+}
+
+extension Timeline {
+    /// For each leaf at or under `path` in the state at `at` (a scalar, or an empty object or
+    /// array), the action that last changed it.
+    ///
+    /// A leaf's last change is the newest entry of its list in the change index, unless a change
+    /// left unfollowed above it is newer, which is checked by rebuilding the states around it; the
+    /// actions past the index are replayed.
+    ///
+    /// - Parameters:
+    ///   - at: the seq whose state is blamed; `nil` for the latest.
+    ///   - limit: the most leaves per page.
+    ///   - after: the page starts after this leaf (the `next` of the page before).
+    /// - Throws: ``StoreError`` `.pathNotFound` when nothing is at `path` at that seq,
+    ///   `.seqOutOfRange` beyond the latest seq.
+    @_specialize(where State == JSONValue)
+    public func blame(path: JSONPointer = .root, at: UInt64? = nil, limit: Int = 1_000, after: JSONPointer? = nil) throws(StoreError) -> BlameResult {
+        guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
+        let latest = try latestSeq()
+        let seq = at ?? latest
+        guard seq <= latest else { throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq \(latest)") }
+        let value = try Self.slice(try state(at: seq), path: path, seq: seq)
+        var leaves: [JSONPointer] = []
+        var passedAfter = after == nil
+        Self.forEachLeaf(of: value, at: path) { leaf in
+            if !passedAfter {
+                if leaf == after { passedAfter = true }
+                return true
+            }
+            leaves.append(leaf)
+            return leaves.count <= limit
+        }
+        let next = leaves.count > limit ? leaves[limit - 1] : nil
+        leaves = Array(leaves.prefix(limit))
+
+        let indexed = min(indexedThrough(), seq)
+        var last = [UInt64?](repeating: nil, count: leaves.count)
+        if seq > indexed {
+            // Past the index: replayed, the newest change in that stretch wins.
+            var walk = ChangeWalk(timeline: self)
+            try walk.move(to: indexed)
+            for step in (indexed + 1)...seq {
+                for (index, changed) in try walk.step(checking: leaves).enumerated() where changed { last[index] = step }
+            }
+        }
+        if indexed > 0 {
+            for (index, leaf) in leaves.enumerated() where last[index] == nil {
+                last[index] = try lastIndexedChange(of: leaf, through: indexed)
+            }
+        }
+        var entries: [BlameEntry] = []
+        entries.reserveCapacity(leaves.count)
+        var actions: [UInt64: ActionEnvelope] = [:]
+        for (index, leaf) in leaves.enumerated() {
+            guard let changed = last[index] else {
+                entries.append(BlameEntry(path: leaf, action: nil))
+                continue
+            }
+            if actions[changed] == nil {
+                let envelope: ActionEnvelope?
+                do { envelope = try directory.envelope(at: changed) } catch { throw StoreError(error) }
+                guard let envelope else { throw StoreError(.storage, "action \(changed) is missing from the log") }
+                actions[changed] = envelope
+            }
+            entries.append(BlameEntry(path: leaf, action: actions[changed]))
+        }
+        return BlameResult(seq: seq, entries: entries, next: next)
+    }
+
+    /// The newest seq through `through` that changed `leaf`, from the index; `nil` when none did.
+    private func lastIndexedChange(of leaf: JSONPointer, through: UInt64) throws(StoreError) -> UInt64? {
+        do {
+            var definite: UInt64?
+            try directory.forEachIndexedChange(.changed, pointer: leaf.description, from: 1, through: through, newestFirst: true) { seq in
+                definite = seq
+                return false
+            }
+            let candidates = try unfollowedAbove(leaf, from: (definite ?? 0) + 1, through: through).sorted(by: >)
+            for candidate in candidates {
+                if try changesByReplay(of: [leaf], at: [candidate])[0].value[0] { return candidate }
+            }
+            return definite
+        } catch let error as StoreError {
+            throw error
+        } catch let error as StorageError where error.code == .corrupt {
+            return try replayedChanges(of: leaf, from: 1, through: through).last
+        } catch {
+            throw StoreError.walking(error, "read the change index")
+        }
+    }
+
+    /// Calls `body` with each leaf under `value` (which is at `pointer`) in document order, until
+    /// it returns `false`; returns whether it went on to the end.
+    @discardableResult
+    static func forEachLeaf(of value: JSONValue, at pointer: JSONPointer, _ body: (JSONPointer) -> Bool) -> Bool {
+        switch value {
+        case .object(let members) where !members.isEmpty:
+            for key in members.keys.sorted() {
+                guard forEachLeaf(of: members[key]!, at: pointer.appending(key), body) else { return false }
+            }
+            return true
+        case .array(let elements) where !elements.isEmpty:
+            for (index, element) in elements.enumerated() {
+                guard forEachLeaf(of: element, at: pointer.appending(String(index)), body) else { return false }
+            }
+            return true
+        default:
+            return body(pointer)
+        }
+    }
+}

@@ -1,0 +1,253 @@
+import ReelCore
+import ReelJSON
+import ReelStorage
+import ReelStore
+import ReelTestSupport
+import Testing
+
+/// The change index and the answers built on it (`history` by path, `blame`), against brute force:
+/// every state of a random log rebuilt and compared at every seq, for every path the log ever had.
+@Suite(.heavy) struct ChangeIndexTests {
+    typealias SplitMix = FindTests.SplitMix
+
+    /// Random stock actions over the current state: every type, paths that exist and paths that
+    /// do not, escaped member names, arrays shifted under more elements than the index follows,
+    /// a wide object added at once, patches whose operations build on one another, reverts.
+    struct Actions {
+        var random: SplitMix
+        static let names = ["a", "b", "c", "x~y", "s/l", "0"]
+
+        mutating func value(depth: Int = 0) -> JSONValue {
+            switch Int.random(in: 0..<(depth > 1 ? 4 : 7), using: &random) {
+            case 0: return .int(Int64.random(in: -3...3, using: &random))
+            case 1: return .string(Self.names.randomElement(using: &random)!)
+            case 2: return .bool(Bool.random(using: &random))
+            case 3: return .null
+            case 4: return .array((0..<Int.random(in: 0...3, using: &random)).map { _ in value(depth: depth + 1) })
+            default:
+                var members: [String: JSONValue] = [:]
+                for _ in 0..<Int.random(in: 0...3, using: &random) { members[Self.names.randomElement(using: &random)!] = value(depth: depth + 1) }
+                return .object(members)
+            }
+        }
+
+        /// A pointer in `state`: an existing node, or a new member or index of an existing container.
+        mutating func pointer(in state: JSONValue, existing: Bool) -> JSONPointer {
+            var nodes: [(JSONPointer, JSONValue)] = []
+            ChangeIndexTests.forEachNode(of: state, at: .root) { nodes.append(($0, $1)); return nodes.count < 2_000 }
+            // Small containers more often than the elements of the large ones.
+            let small = nodes.filter { !$0.0.tokens.contains("big") && !$0.0.tokens.contains("wide") }
+            let pool = small.isEmpty || Int.random(in: 0..<5, using: &random) == 0 ? nodes : small
+            let (pointer, value) = pool.randomElement(using: &random)!
+            if existing { return pointer }
+            switch value {
+            case .object: return pointer.appending(Self.names.randomElement(using: &random)!)
+            case .array(let elements):
+                return pointer.appending(Bool.random(using: &random) ? "-" : String(Int.random(in: 0...elements.count, using: &random)))
+            default: return pointer.appending("a")
+            }
+        }
+
+        mutating func next(state: JSONValue, seq: UInt64) -> Action {
+            let existing = pointer(in: state, existing: true)
+            let fresh = pointer(in: state, existing: false)
+            switch Int.random(in: 0..<16, using: &random) {
+            case 0: return Action(type: "set", payload: ["path": .string(existing.description), "value": value()])
+            case 1: return Action(type: "set", payload: ["path": .string(fresh.description), "value": value()])
+            case 2: return Action(type: "remove", payload: ["path": .string(existing.description)])
+            case 3: return Action(type: "increment", payload: ["path": .string(Bool.random(using: &random) ? existing.description : fresh.description), "by": .int(Int64.random(in: -1...2, using: &random))])
+            case 4: return Action(type: "append", payload: ["path": .string(Bool.random(using: &random) ? existing.description : fresh.description), "value": value()])
+            case 5: return Action(type: "merge", payload: mergePatch(over: state, depth: 0))
+            case 6, 7: return Action(type: "patch", payload: .array((0..<Int.random(in: 1...3, using: &random)).map { _ in operation(state) }))
+            case 8 where seq > 2: return Action(type: "@revert", payload: ["to": .int(Int64.random(in: 1..<Int64(seq), using: &random))])
+            case 9: return Action(type: "remove", payload: ["path": "/big/0"])
+            case 10: return Action(type: "patch", payload: [["op": "add", "path": "/big/1", "value": value()]])
+            case 11 where Int.random(in: 0..<4, using: &random) == 0:
+                return Action(type: "set", payload: ["path": "/big", "value": .array((0..<600).map { .int(Int64($0 % 7)) })])
+            case 12 where Int.random(in: 0..<4, using: &random) == 0:
+                var members: [String: JSONValue] = [:]
+                for index in 0..<600 { members["m\(index)"] = [ "v": .int(Int64(index % 3)) ] }
+                return Action(type: "set", payload: ["path": "/wide", "value": .object(members)])
+            case 13: return Action(type: "set", payload: ["path": "", "value": Bool.random(using: &random) ? state : value()])
+            default: return Action(type: "set", payload: ["path": .string(fresh.description), "value": value()])
+            }
+        }
+
+        mutating func mergePatch(over state: JSONValue, depth: Int) -> JSONValue {
+            var members: [String: JSONValue] = [:]
+            let existingKeys = state.objectValue.map { $0.keys.sorted() } ?? []
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let key = (existingKeys + Self.names).randomElement(using: &random)!
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: members[key] = .null
+                case 1 where depth < 2: members[key] = mergePatch(over: state.objectValue?[key] ?? .null, depth: depth + 1)
+                default: members[key] = value()
+                }
+            }
+            return .object(members)
+        }
+
+        mutating func operation(_ state: JSONValue) -> JSONValue {
+            let existing = pointer(in: state, existing: true).description
+            let other = pointer(in: state, existing: true).description
+            let fresh = pointer(in: state, existing: false).description
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0: return ["op": "add", "path": .string(fresh), "value": value()]
+            case 1: return ["op": "remove", "path": .string(existing)]
+            case 2: return ["op": "replace", "path": .string(existing), "value": value()]
+            case 3: return ["op": "move", "from": .string(existing), "path": .string(fresh)]
+            case 4: return ["op": "copy", "from": .string(other), "path": .string(fresh)]
+            default: return ["op": "test", "path": .string(existing), "value": state.value(at: try! JSONPointer(existing)) ?? .null]
+            }
+        }
+    }
+
+    static func forEachNode(of value: JSONValue, at pointer: JSONPointer, _ body: (JSONPointer, JSONValue) -> Bool) {
+        guard body(pointer, value) else { return }
+        switch value {
+        case .object(let members): for key in members.keys.sorted() { forEachNode(of: members[key]!, at: pointer.appending(key), body) }
+        case .array(let elements): for (index, element) in elements.enumerated() { forEachNode(of: element, at: pointer.appending(String(index)), body) }
+        default: break
+        }
+    }
+
+    /// Dispatches `count` random actions (refused ones are not counted); returns every state,
+    /// `states[s]` the state at seq `s`, as the store published them.
+    static func fill(_ store: Store<JSONValue>, count: Int, seed: UInt64) async throws -> [JSONValue] {
+        var actions = Actions(random: SplitMix(state: seed))
+        var states: [JSONValue] = [.object([:])]
+        while states.count <= count {
+            let snapshot = store.snapshot
+            let action = actions.next(state: snapshot.state, seq: snapshot.seq)
+            do {
+                try await store.dispatch(action)
+            } catch {
+                continue
+            }
+            states.append(store.snapshot.state)
+        }
+        return states
+    }
+
+    /// The seqs at which the value at `path` differs from the seq before, from the states.
+    static func bruteForce(_ states: [JSONValue], _ path: JSONPointer) -> [UInt64] {
+        (1..<states.count).filter { states[$0 - 1].value(at: path) != states[$0].value(at: path) }.map(UInt64.init)
+    }
+
+    /// Every pointer any state had, a sample when there are many, and some no state had.
+    static func probes(_ states: [JSONValue], seed: UInt64, count: Int) -> [JSONPointer] {
+        var all = Set<JSONPointer>()
+        for state in states { forEachNode(of: state, at: .root) { pointer, _ in all.insert(pointer).inserted || true } }
+        var random = SplitMix(state: seed)
+        let sorted = all.sorted { $0.description < $1.description }
+        var chosen = Set(sorted.filter { !$0.tokens.contains("big") && !$0.tokens.contains("wide") }.shuffled(using: &random).prefix(count))
+        chosen.formUnion(sorted.filter { $0.tokens.contains("big") || $0.tokens.contains("wide") }.shuffled(using: &random).prefix(count / 4))
+        chosen.formUnion([["big", "5"], ["big", "599"], ["wide", "m7", "v"], ["never"], ["a", "never", "deeper"]].map { JSONPointer(tokens: $0) })
+        return chosen.sorted { $0.description < $1.description }
+    }
+
+    func checkAnswers(_ timeline: Timeline<JSONValue>, states: [JSONValue], seed: UInt64, context: String, probes: Int = 50) throws {
+        let latest = UInt64(states.count - 1)
+        for path in Self.probes(states, seed: seed, count: probes) {
+            let expected = Self.bruteForce(states, path)
+            let all = try timeline.changedSeqs(path: path, limit: 10_000)
+            #expect(all.seqs == expected, "\(context): \(path)")
+            #expect(all.next == nil)
+            let newest = try timeline.changedSeqs(path: path, newestFirst: true, limit: 10_000)
+            #expect(newest.seqs == expected.reversed(), "\(context): \(path) newest first")
+            // A window, by pages of 3, both ways.
+            let (low, high) = (latest / 4, latest - latest / 5)
+            let window = expected.filter { $0 >= low && $0 <= high }
+            for newestFirst in [false, true] {
+                var paged: [UInt64] = []
+                var (from, to): (UInt64, UInt64) = (low, high)
+                while true {
+                    let page = try timeline.changedSeqs(path: path, from: from, through: to, newestFirst: newestFirst, limit: 3)
+                    #expect(page.seqs.count <= 3)
+                    paged += page.seqs
+                    guard let next = page.next else { break }
+                    if newestFirst { to = next } else { from = next }
+                }
+                #expect(paged == (newestFirst ? window.reversed() : window), "\(context): \(path) in \(low)…\(high) by pages of 3, newest first: \(newestFirst)")
+            }
+        }
+        // Blame of the whole state at a few seqs: each leaf's last change.
+        for seq in [latest, latest / 2, latest / 3 + 1] {
+            let blamed = try timeline.blame(at: seq, limit: 100_000)
+            var leaves: [JSONPointer] = []
+            Timeline<JSONValue>.forEachLeafForTests(of: states[Int(seq)]) { leaves.append($0) }
+            #expect(blamed.entries.map(\.path) == leaves, "\(context): the leaves at \(seq)")
+            for entry in blamed.entries {
+                let expected = Self.bruteForce(Array(states.prefix(Int(seq) + 1)), entry.path).last
+                #expect(entry.action?.seq == expected, "\(context): blame of \(entry.path) at \(seq)")
+            }
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func answersEqualReplayingEverySeq(seed: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        var options = StoreOptions(checkpointEvery: 37, storage: .init(durable: false))
+        // Half the runs keep the last actions in the journal (not yet indexed): replayed.
+        if seed % 2 == 0 { options.storage.journalApplyDelay = 3_600 }
+        let store = try Store(path: path, definition: .stock, options: options)
+        let states = try await Self.fill(store, count: 120, seed: seed)
+        try checkAnswers(store.timeline, states: states, seed: seed, context: "live, seed \(seed)")
+        await store.close()
+        #expect(store.timeline.indexedThrough() == UInt64(states.count - 1), "the index takes every action once the journal is drained")
+        try checkAnswers(store.timeline, states: states, seed: seed, context: "after close, seed \(seed)")
+    }
+
+    /// Fills a store opened with `options`, checks its answers once closed, and lets it go (so
+    /// that the directory can be opened again in this process).
+    func filledAndClosed(_ path: String, options: StoreOptions, count: Int, seed: UInt64, indexed: UInt64) async throws -> [JSONValue] {
+        let store = try Store(path: path, definition: .stock, options: options)
+        let states = try await Self.fill(store, count: count, seed: seed)
+        await store.close()
+        #expect(store.timeline.indexedThrough() == indexed)
+        try checkAnswers(store.timeline, states: states, seed: seed, context: "before reopening", probes: 30)
+        return states
+    }
+
+    @Test func aStoreWithoutTheIndexAnswersTheSameAndBuildsItWhenOpenedWithIt() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        var options = StoreOptions(checkpointEvery: 25, storage: .init(durable: false))
+        options.changeIndex = false
+        let states = try await filledAndClosed(path, options: options, count: 80, seed: 11, indexed: 0)
+        options.changeIndex = true
+        let reopened = try Store(path: path, definition: .stock, options: options)
+        #expect(reopened.timeline.indexedThrough() == 80)
+        try checkAnswers(reopened.timeline, states: states, seed: 11, context: "index built at open")
+        await reopened.close()
+    }
+
+    @Test func anIndexBuiltByAnotherReducerVersionIsRebuilt() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        let options = StoreOptions(checkpointEvery: 25, storage: .init(durable: false))
+        let states = try await filledAndClosed(path, options: options, count: 60, seed: 5, indexed: 60)
+        var next = StoreDefinition<JSONValue>.stock
+        next.identity.version = "1-next"
+        let reopened = try Store(path: path, definition: next, options: options)
+        #expect(try reopened.directory.changeIndexStatus()?.reducer == next.identity)
+        #expect(reopened.timeline.indexedThrough() == 60)
+        try checkAnswers(reopened.timeline, states: states, seed: 5, context: "rebuilt for 1-next")
+        await reopened.close()
+    }
+}
+
+extension Timeline where State == JSONValue {
+    static func forEachLeafForTests(of value: JSONValue, _ body: (JSONPointer) -> Void) {
+        ChangeIndexTests.forEachNode(of: value, at: .root) { pointer, node in
+            switch node {
+            case .object(let members) where !members.isEmpty: break
+            case .array(let elements) where !elements.isEmpty: break
+            default: body(pointer)
+            }
+            return true
+        }
+    }
+}
+
