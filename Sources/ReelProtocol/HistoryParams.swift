@@ -2,7 +2,7 @@ import ReelCore
 import ReelJSON
 
 /// The params of `history`: `{from?: 1, to?: latest, limit?: 100, types?: [string], correlationId?:
-/// string, order?: "asc"}`.
+/// string, changed?: PATH, order?: "asc"}`.
 ///
 /// A page holds at most `limit` actions, oldest first (`order: "asc"`) or newest first
 /// (`"desc"`); when the range holds more, the result's `next` is the `from` (asc) or the `to`
@@ -27,6 +27,9 @@ public struct HistoryParams: Sendable, Equatable {
     public var correlationId: String?
     /// Newest first (`order: "desc"`) rather than oldest first.
     public var newestFirst: Bool
+    /// Only actions that changed the value at this pointer (absent counting as a value); `nil`
+    /// for all.
+    public var changed: JSONPointer?
 
     /// - Parameters:
     ///   - from: The first seq.
@@ -37,8 +40,9 @@ public struct HistoryParams: Sendable, Equatable {
     ///   - newestFirst: Newest first rather than oldest first.
     public init(
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil,
-        correlationId: String? = nil, newestFirst: Bool = false
+        correlationId: String? = nil, newestFirst: Bool = false, changed: JSONPointer? = nil
     ) {
+        self.changed = changed
         self.from = from
         self.to = to
         self.limit = limit
@@ -52,11 +56,12 @@ public struct HistoryParams: Sendable, Equatable {
     /// - Parameter params: The request's `params`, `nil` when absent.
     /// - Throws: -32602 for a `from` or `to` that is not a seq, `from` after `to`, a `limit`
     ///   outside `1...10000`, a `types` that is not a non-empty array of strings, a
-    ///   `correlationId` that is not a string of at most 256 bytes, an `order` other than `"asc"`
+    ///   `correlationId` that is not a string of at most 256 bytes, a `changed` that is not a
+    ///   JSON Pointer, an `order` other than `"asc"`
     ///   or `"desc"`, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
         let reader = try ParamsReader(
-            params, method: Method.History.name, allowed: ["from", "to", "limit", "types", "correlationId", "order"]
+            params, method: Method.History.name, allowed: ["from", "to", "limit", "types", "correlationId", "changed", "order"]
         )
         from = try reader.seq("from") ?? 1
         to = try reader.seq("to")
@@ -82,6 +87,7 @@ public struct HistoryParams: Sendable, Equatable {
         } else {
             types = nil
         }
+        changed = try reader.optionalPointer("changed")
         correlationId = try reader.string("correlationId")
         if let correlationId, let problem = ActionMeta.problem(with: correlationId, as: .correlationId) {
             throw .invalidParams("params.correlationId \(problem): no action carries a longer one")
@@ -103,6 +109,7 @@ public struct HistoryParams: Sendable, Equatable {
         if let types { members["types"] = .array(types.sorted().map(JSONValue.string)) }
         if let correlationId { members["correlationId"] = .string(correlationId) }
         if newestFirst { members["order"] = "desc" }
+        if let changed { members["changed"] = .string(changed.description) }
         return .object(members)
     }
 }

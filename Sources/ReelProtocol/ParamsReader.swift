@@ -92,7 +92,12 @@ struct ParamsReader {
 
     /// An optional JSON Pointer member; absent means the whole state.
     func pointer(_ name: String) throws(RPCError) -> JSONPointer {
-        guard let value = self[name] else { return .root }
+        try optionalPointer(name) ?? .root
+    }
+
+    /// An optional JSON Pointer member; `nil` when absent.
+    func optionalPointer(_ name: String) throws(RPCError) -> JSONPointer? {
+        guard let value = self[name] else { return nil }
         return try readPointer(value, label: "params.\(name)")
     }
 }

@@ -80,6 +80,7 @@ public enum Method {
         Hello.self, Dispatch.self, Get.self, Subscribe.self, Unsubscribe.self, History.self, Diff.self, Replay.self,
         Stats.self, Checkpoints.self, Verify.self, Backup.self, Bisect.self, Scan.self, Digest.self, Describe.self,
         Find.self,
+        Blame.self,
     ]
 
     private static let byName: [String: any ProtocolMethod.Type] = Dictionary(

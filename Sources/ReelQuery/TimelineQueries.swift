@@ -64,9 +64,21 @@ public struct TimelineQueries<State: StoreState>: Sendable {
     public func history(_ params: HistoryParams) throws(StoreError) -> HistoryPage {
         let page = try timeline.history(
             from: params.from, to: params.to, limit: params.limit, types: params.types, correlationId: params.correlationId,
-            newestFirst: params.newestFirst
+            newestFirst: params.newestFirst, changed: params.changed
         )
         return HistoryPage(actions: page.actions, next: page.next)
+    }
+
+    /// `blame`: the last change of each leaf under a path.
+    public func blame(_ params: BlameParams) throws(StoreError) -> BlameOutcome {
+        let result = try timeline.blame(path: params.path, at: params.at, limit: params.limit, after: params.after)
+        return BlameOutcome(
+            seq: result.seq,
+            entries: result.entries.map { entry in
+                BlameOutcome.Entry(path: entry.path, seq: entry.action?.seq, type: entry.action?.type, time: entry.action?.time, peer: entry.action?.peer)
+            },
+            next: result.next
+        )
     }
 
     /// `diff`: the patch from the state at `from` to the state at `to`.

@@ -129,6 +129,12 @@ extension Method.Find: TimelineQuery {
     }
 }
 
+extension Method.Blame: TimelineQuery {
+    public static func answer<State>(_ params: BlameParams, from queries: TimelineQueries<State>) throws(StoreError) -> BlameOutcome {
+        try queries.blame(params)
+    }
+}
+
 extension Method.Scan: TimelineQuery {
     public static func answer<State>(_ params: ScanParams, from queries: TimelineQueries<State>) throws(StoreError) -> ScanOutcome {
         try queries.scan()

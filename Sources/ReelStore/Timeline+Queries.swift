@@ -98,17 +98,21 @@ extension Timeline {
     }
 
     /// Logged actions from `from` through `to`, optionally only those whose type is in `types`
-    /// and whose meta carries `correlationId` (see ``HistoryFilter``), at most `limit` of them,
+    /// and whose meta carries `correlationId` (see ``HistoryFilter``), and only those that changed
+    /// the value at `changed` (``changedSeqs(path:from:through:newestFirst:limit:)``), at most `limit` of them,
     /// oldest first (`next` the `from` of the following page) or newest first (`next` its `to`).
     @_specialize(where State == JSONValue)
     public func history(
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, types: Set<String>? = nil, correlationId: String? = nil,
-        newestFirst: Bool = false
+        newestFirst: Bool = false, changed: JSONPointer? = nil
     ) throws(StoreError) -> LogPage {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
         let filter = HistoryFilter(types: types, correlationId: correlationId)
         let last: UInt64
         if let to { last = to } else { last = try latestSeq() }
+        if let changed {
+            return try historyOfChanges(to: changed, from: max(from, 1), through: last, limit: limit, filter: filter, newestFirst: newestFirst)
+        }
         if newestFirst { return try historyNewestFirst(from: max(from, 1), through: last, limit: limit, filter: filter) }
         var page = LogPage(actions: [], next: nil)
         do {
@@ -125,6 +129,32 @@ extension Timeline {
             throw StoreError(error)
         } catch {
             throw StoreError(.storage, "cannot read history: \(error)")
+        }
+        return page
+    }
+
+    /// `history` of the actions that changed `path`: pages of the change index's answers, read
+    /// until `limit` of them pass the filter.
+    private func historyOfChanges(
+        to path: JSONPointer, from first: UInt64, through last: UInt64, limit: Int, filter: HistoryFilter, newestFirst: Bool
+    ) throws(StoreError) -> LogPage {
+        var page = LogPage(actions: [], next: nil)
+        var (low, high) = (first, last)
+        while low <= high {
+            let found = try changedSeqs(path: path, from: low, through: high, newestFirst: newestFirst, limit: max(limit, 100))
+            for seq in found.seqs {
+                let envelope: ActionEnvelope?
+                do { envelope = try directory.envelope(at: seq) } catch { throw StoreError(error) }
+                guard let envelope else { throw StoreError(.storage, "action \(seq) is missing from the log") }
+                if !filter.keeps(envelope) { continue }
+                guard page.actions.count < limit else {
+                    page.next = seq
+                    return page
+                }
+                page.actions.append(envelope)
+            }
+            guard let next = found.next else { break }
+            if newestFirst { high = next } else { low = next }
         }
         return page
     }

@@ -17,7 +17,10 @@ struct LogCommand: AsyncParsableCommand {
             --from beyond the latest seq is refused (as `get --at` refuses it), except with \
             --follow, which waits for it. When --type matches nothing, stderr says so (and which \
             types the store has) and no row is printed. --correlation keeps the actions dispatched \
-            with that correlation id (`dispatch --correlation-id`), with --type too if given. The \
+            with that correlation id (`dispatch --correlation-id`), with --type too if given. \
+            --changed keeps the actions that changed the value at a JSON Pointer (absent counting \
+            as a value: the action that created it, and the one that removed it, changed it), \
+            answered from the store's change index. --desc lists newest first. The \
             table leaves out the peer's executable and the action's meta (`show SEQ` prints them). \
             With --json: one action per line, {seq, type, payload, time, peer: {uid, gid, pid, \
             exe?}, meta?}.
@@ -41,6 +44,13 @@ struct LogCommand: AsyncParsableCommand {
     @Option(name: .customLong("correlation"), help: ArgumentHelp("Only actions dispatched with this correlation id.", valueName: "id"))
     var correlationId: String?
     @Option(
+        name: .customLong("changed"), help: ArgumentHelp("Only actions that changed the value at this JSON Pointer (\"\" is the whole state).", valueName: "path"),
+        transform: PointerArgument.parse
+    )
+    var changedPath: PointerArgument?
+    var changed: JSONPointer? { changedPath?.pointer }
+    @Flag(name: .customLong("desc"), help: "Newest first (with --limit: the newest N).") var newestFirst = false
+    @Option(
         name: .customLong("limit"), parsing: .unconditional, help: ArgumentHelp("At most this many actions, the oldest first.", valueName: "n"),
         transform: NumberArgument.count
     )
@@ -59,6 +69,8 @@ struct LogCommand: AsyncParsableCommand {
         if limit != nil && last != nil { throw ValidationError("--limit takes the oldest actions and --last the newest: give one of them") }
         if all && (limit != nil || last != nil) { throw ValidationError("--all lists every action: it takes no --\(limit != nil ? "limit" : "last")") }
         if follow && to != nil { throw ValidationError("--follow prints actions as they come: it takes no --to") }
+        if follow && changed != nil { throw ValidationError("--changed reads the past: it takes no --follow (`reel watch PATH` follows a value)") }
+        if follow && newestFirst { throw ValidationError("--follow prints actions as they come, oldest first: it takes no --desc") }
         if let from, let to, from.value > to.value {
             throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them")
         }
@@ -88,28 +100,34 @@ struct LogCommand: AsyncParsableCommand {
         var printed = 0
         var lastSeen = first - 1
         if let newest {
-            let tail = try await Self.newest(newest, of: store, from: first, through: end, filter: filter)
-            table.print(tail.actions)
+            let tail = try await Self.newest(newest, of: store, from: first, through: end, filter: filter, changed: changed)
+            table.print(newestFirst ? tail.actions.reversed() : tail.actions)
             printed = tail.actions.count
             lastSeen = end
             if paged, let shownFirst = tail.actions.first?.seq, let shownLast = tail.actions.last?.seq, tail.more {
-                let which = filter.keepsEverything ? "\(printed) of \(end) actions" : "\(printed) actions \(Self.describe(filter))"
+                let which = filter.keepsEverything && changed == nil
+                    ? "\(printed) of \(end) actions" : "\(printed) actions \(Self.describe(filter, changed: changed))"
                 printer.note("seqs \(shownFirst)…\(shownLast), the newest \(which); more: --last N, --from SEQ, or --all")
             }
         } else {
-            var next: UInt64? = first
-            while let start = next, start <= end, printed < (limit ?? .max) {
+            // Oldest first, each page's `next` is the next `from`; newest first, the next `to`.
+            var next: UInt64? = newestFirst ? end : first
+            while let bound = next, first <= end, printed < (limit ?? .max) {
                 let pageSize = min(store.historyPageSize, (limit ?? .max) - printed)
-                let page = try await store.history(from: start, to: end, limit: pageSize, types: typeFilter, correlationId: correlationId)
+                let (from, to) = newestFirst ? (first, bound) : (bound, end)
+                guard from <= to else { break }
+                let page = try await store.history(
+                    from: from, to: to, limit: pageSize, types: typeFilter, correlationId: correlationId, changed: changed, newestFirst: newestFirst
+                )
                 table.print(page.actions)
                 printed += page.actions.count
-                lastSeen = page.actions.last?.seq ?? end
+                lastSeen = newestFirst ? end : page.actions.last?.seq ?? end
                 next = page.next
             }
             if next == nil { lastSeen = max(lastSeen, end) }
         }
         if printed == 0 && !follow {
-            try await noteEmpty(printer, store: store, first: first, end: end, latest: latest, filter: filter)
+            try await noteEmpty(printer, store: store, first: first, end: end, latest: latest, filter: filter, changed: changed)
         }
         guard follow, printed < (limit ?? .max) else { return }
         // `--from` may lie in the future: follow from the latest seq and skip what comes before it.
@@ -135,19 +153,19 @@ struct LogCommand: AsyncParsableCommand {
     /// any matching action comes before them. Reads backwards in growing windows, so that a rare
     /// type or correlation id does not cost a read of the whole log page by page from its start.
     static func newest(
-        _ count: Int, of store: any StoreSource, from first: UInt64, through end: UInt64, filter: HistoryFilter
+        _ count: Int, of store: any StoreSource, from first: UInt64, through end: UInt64, filter: HistoryFilter, changed: JSONPointer? = nil
     ) async throws(ToolError) -> (actions: [ActionEnvelope], more: Bool) {
         guard first <= end else { return ([], false) }
         var found: [ActionEnvelope] = []
         var high = end
-        var window = UInt64(filter.keepsEverything ? count : max(count, 256))
+        var window = UInt64(filter.keepsEverything && changed == nil ? count : max(count, 256))
         while true {
             let low = high - first + 1 > window ? high - window + 1 : first
             var inWindow: [ActionEnvelope] = []
             var next: UInt64? = low
             while let start = next, start <= high {
                 let page = try await store.history(
-                    from: start, to: high, limit: store.historyPageSize, types: filter.types, correlationId: filter.correlationId
+                    from: start, to: high, limit: store.historyPageSize, types: filter.types, correlationId: filter.correlationId, changed: changed
                 )
                 inWindow += page.actions
                 next = page.next
@@ -166,18 +184,18 @@ struct LogCommand: AsyncParsableCommand {
 
     /// Says on stderr why no row was printed: an empty log, or a filter that matched nothing.
     private func noteEmpty(
-        _ printer: Printer, store: any StoreSource, first: UInt64, end: UInt64, latest: UInt64, filter: HistoryFilter
+        _ printer: Printer, store: any StoreSource, first: UInt64, end: UInt64, latest: UInt64, filter: HistoryFilter, changed: JSONPointer?
     ) async throws(ToolError) {
         guard latest > 0 else {
             printer.note("the log is empty: no action has been dispatched yet")
             return
         }
         let range = first == end ? "seq \(first)" : "seqs \(first)…\(end)"
-        guard !filter.keepsEverything else {
+        guard !filter.keepsEverything || changed != nil else {
             printer.note("no action in \(range)")
             return
         }
-        var note = "no action \(Self.describe(filter)) in \(range)"
+        var note = "no action \(Self.describe(filter, changed: changed)) in \(range)"
         guard let types = filter.types else {
             printer.note(note)
             return
@@ -200,8 +218,9 @@ struct LogCommand: AsyncParsableCommand {
     }
 
     /// What `filter` keeps, after "actions": `of type 'a' with correlation id 'order-17'`.
-    static func describe(_ filter: HistoryFilter) -> String {
+    static func describe(_ filter: HistoryFilter, changed: JSONPointer? = nil) -> String {
         var parts: [String] = []
+        if let changed { parts.append("that changed \(changed.isRoot ? "the state" : changed.description)") }
         if let types = filter.types { parts.append("of type \(list(types))") }
         if let correlationId = filter.correlationId { parts.append("with correlation id \(list([correlationId]))") }
         return parts.joined(separator: " ")

@@ -113,7 +113,7 @@ struct RootCommand: AsyncParsableCommand {
         let context = ToolContext.current
         var subcommands: [any ParsableCommand.Type] = [
             DispatchCommand.self, GetCommand.self, WatchCommand.self, LogCommand.self, ShowCommand.self,
-            DiffCommand.self, ReplayCommand.self, BisectCommand.self, FindCommand.self, VerifyCommand.self, ExportCommand.self, DescribeCommand.self,
+            DiffCommand.self, ReplayCommand.self, BisectCommand.self, FindCommand.self, BlameCommand.self, VerifyCommand.self, ExportCommand.self, DescribeCommand.self,
             ImportCommand.self, RevertCommand.self, BackupCommand.self, StatsCommand.self, CheckpointsCommand.self, UICommand.self,
         ]
         if context.serve != nil { subcommands.insert(ServeCommand.self, at: 0) }

@@ -52,10 +52,12 @@ extension StoreSource {
     }
 
     func history(
-        from: UInt64, to: UInt64?, limit: Int, types: Set<String>?, correlationId: String? = nil
+        from: UInt64, to: UInt64?, limit: Int, types: Set<String>?, correlationId: String? = nil, changed: JSONPointer? = nil,
+        newestFirst: Bool = false
     ) async throws(ToolError) -> (actions: [ActionEnvelope], next: UInt64?) {
         let page = try await call(
-            Method.History.self, HistoryParams(from: from, to: to, limit: limit, types: types, correlationId: correlationId)
+            Method.History.self,
+            HistoryParams(from: from, to: to, limit: limit, types: types, correlationId: correlationId, newestFirst: newestFirst, changed: changed)
         )
         return (page.actions, page.next)
     }

@@ -45,7 +45,7 @@ struct GoldenFrameTests {
             version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "reel.json", version: "1"))
         expectFrame(
             RPCSuccess(id: 1, result: result).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find","blame"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 
@@ -278,6 +278,10 @@ struct GoldenFrameTests {
         try roundTrip(BackupOutcome(path: "/b", seq: 1, bytes: 2))
         try roundTrip(BisectOutcome(seq: nil, through: 3, probes: 1))
         try roundTrip(DigestResult(seq: 1, sha256: "00"))
+        try roundTrip(BlameOutcome(seq: 9, entries: [
+            .init(path: try JSONPointer("/cart/a~1b"), seq: 4, type: "set", time: Self.checkpointTime, peer: Peer(uid: 1, gid: 2, pid: 3, exe: "/bin/x")),
+            .init(path: .root, seq: nil),
+        ], next: try JSONPointer("/cart/a~1b")))
         try roundTrip(ScanOutcome(actions: 1, checkpoints: 0, idempotencyKeys: 0, damaged: [.init(what: "log", seq: nil, key: nil, reason: "gap")]))
         try roundTrip(StoreDescription(reducer: ReducerIdentity(name: "n", version: "1"), actions: [
             ActionDescription(type: "t", version: 2, schema: ["type": "object"], example: ["a": 1]), .undescribed("u"),
@@ -351,7 +355,7 @@ struct GoldenFrameTests {
     @Test func methodNotFoundListsTheMethods() {
         expectFrame(
             RPCResponse(id: 1, error: .methodNotFound("dispach")).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest, describe, find"}}"#)
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest, describe, find, blame"}}"#)
     }
 
     @Test func shuttingDown() {

@@ -113,6 +113,21 @@ struct QueryParamsTests {
         #expect(try HistoryParams(params: ["from": nil, "to": 4]) == HistoryParams(from: 1, to: 4))
         #expect(try HistoryParams(params: ["order": "desc"]).newestFirst)
         #expect(try !HistoryParams(params: ["order": "asc"]).newestFirst)
+        #expect(try HistoryParams(params: ["changed": "/a~1b/0"]).changed == JSONPointer(tokens: ["a/b", "0"]))
+        #expect(try HistoryParams(params: ["changed": ""]).changed == .root)
+        #expect(try HistoryParams(params: nil).changed == nil)
+        let changed = HistoryParams(changed: try JSONPointer("/x"))
+        #expect(try HistoryParams(params: changed.jsonValue) == changed)
+    }
+
+    @Test func blameParams() throws {
+        #expect(try BlameParams(params: nil) == BlameParams())
+        let all = try BlameParams(params: ["path": "/cart", "at": 5, "limit": 10, "after": "/cart/a"])
+        #expect(all == BlameParams(path: try JSONPointer("/cart"), at: 5, limit: 10, after: try JSONPointer("/cart/a")))
+        #expect(try BlameParams(params: all.jsonValue) == all)
+        #expect(invalidParams(["path": "cart"], BlameParams.init(params:))?.contains("params.path") == true)
+        #expect(invalidParams(["limit": 0], BlameParams.init(params:)) == "params.limit must be an integer from 1 to 10000, not 0")
+        #expect(invalidParams(["at": -1], BlameParams.init(params:)) == "params.at must be a non-negative integer (a seq), not -1")
     }
 
     @Test(arguments: [(0, "0"), (10_001, "10001"), (-1, "-1"), (2.5, "2.5"), ("10", #"the string "10""#)] as [(JSONValue, String)])
@@ -128,8 +143,9 @@ struct QueryParamsTests {
         #expect(invalidParams(["types": "set"], read) == #"params.types must be an array of action types, not the string "set""#)
         #expect(invalidParams(["types": []], read) == "params.types must list at least one action type (omit it for every type)")
         #expect(invalidParams(["types": ["set", 3]], read) == "params.types[1] must be a string, not 3")
-        #expect(invalidParams(["type": ["set"]], read) == #"history has no param "type" (it takes from, to, limit, types, correlationId, order)"#)
+        #expect(invalidParams(["type": ["set"]], read) == #"history has no param "type" (it takes from, to, limit, types, correlationId, changed, order)"#)
         #expect(invalidParams(["order": "newest"], read) == #"params.order must be "asc" or "desc", not the string "newest""#)
+        #expect(invalidParams(["changed": "cart"], read)?.contains("params.changed") == true)
     }
 
     // MARK: diff

@@ -32,6 +32,7 @@ import Testing
         ("digest", ["path": "/refused"]),
         ("describe", nil),
         ("find", ["condition": "exists /n"]),
+        ("blame", ["path": "/n"]),
     ]
 
     @Test func theListHasEveryMethod() {
