@@ -14,6 +14,9 @@ public struct IntegrityReport: Sendable {
             case checkpoint
             /// The record of an idempotency key.
             case idempotencyKey
+            /// A list of the change index, or its status (derived from the log: the daemon
+            /// rebuilds it when it next opens the store).
+            case changeIndex
         }
 
         public var kind: Kind
@@ -62,6 +65,7 @@ extension DataDirectory {
                 scanLog(txn, into: &report, progress: progress)
                 scanCheckpoints(txn, into: &report)
                 scanIdempotencyKeys(txn, into: &report)
+                for damage in changeIndexDamage(txn) { report.damage.append(damage) }
             }
         } catch {
             throw Self.wrap(error, "cannot scan \(path)")
@@ -171,6 +175,55 @@ extension DataDirectory {
             }
         } catch {
             report.damage.append(.init(kind: .idempotencyKey, reason: "the idempotency keys cannot be read: \(Self.wrap(error, "walking the keys").message)"))
+        }
+    }
+}
+
+extension DataDirectory {
+    /// Every damaged record of the change index: a list whose chunk fails its checksum or does
+    /// not decode, a key of no known shape, a damaged status.
+    func changeIndexDamage(_ txn: borrowing some LMDBReadable & ~Copyable) -> [IntegrityReport.Damage] {
+        guard let changes else { return [] }
+        var damage: [IntegrityReport.Damage] = []
+        do {
+            try txn.forEach(in: changes) { key, value in
+                let keyBytes = key.withUnsafeBytes { Array($0) }
+                let problem = value.withUnsafeBytes { bytes -> StorageError? in
+                    do throws(StorageError) {
+                        if keyBytes == ChangeIndexKeys.statusKey {
+                            _ = try ChangeIndexKeys.decodeStatus(bytes)
+                            return nil
+                        }
+                        guard keyBytes.count >= 11, ChangeIndexKind(rawValue: keyBytes[0]) != nil,
+                            3 + (Int(keyBytes[1]) << 8 | Int(keyBytes[2])) + 8 == keyBytes.count
+                        else {
+                            return StorageError(.corrupt, "the change index has a key of no known shape (\(keyBytes.count) bytes)")
+                        }
+                        let prefix = Array(keyBytes.dropLast(8))
+                        _ = try ChangeIndexKeys.decode(bytes, key: keyBytes, first: ChangeIndexKeys.chunkSeq(keyBytes, prefix: prefix)!)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                if let problem {
+                    damage.append(.init(kind: .changeIndex, key: ChangeIndexKeys.describe(keyBytes), reason: problem.message))
+                }
+                return true
+            }
+        } catch {
+            damage.append(.init(kind: .changeIndex, reason: "the change index cannot be read: \(Self.wrap(error, "walking it").message)"))
+        }
+        return damage
+    }
+
+    /// ``changeIndexDamage(_:)`` in a read transaction of its own: what the store checks when it
+    /// opens, before it trusts the index.
+    public func changeIndexDamage() throws(StorageError) -> [IntegrityReport.Damage] {
+        do {
+            return try env.read { txn in changeIndexDamage(txn) }
+        } catch {
+            throw Self.wrap(error, "cannot read the change index")
         }
     }
 }

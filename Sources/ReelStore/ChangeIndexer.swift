@@ -44,8 +44,15 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
         var status: ChangeIndexStatus?
         do {
             status = try directory.changeIndexStatus()
+            // Read whole once per open (about as fast as the disk reads it): a damaged list is
+            // never answered from, and rebuilding it now costs less than replays at every query.
+            if let damage = try directory.changeIndexDamage().first {
+                logger.warning("the change index is damaged (\(damage.key ?? ""): \(damage.reason)): rebuilding it")
+                status = nil
+            }
         } catch {
             logger.warning("the change index is damaged (\(error.message)): rebuilding it")
+            status = nil
         }
         do {
             if status == nil || status!.reducer != timeline.definition.identity || status!.indexedThrough > latest {

@@ -238,6 +238,45 @@ import Testing
     }
 }
 
+extension ChangeIndexTests {
+    @Test func aDamagedListIsReportedNeverAnsweredFromAndRebuiltAtOpen() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        let options = StoreOptions(checkpointEvery: 10, storage: .init(durable: false))
+        do {
+            let store = try Store(path: path, definition: .stock, options: options)
+            for value in 1...30 {
+                try await store.dispatch(Action(type: "set", payload: ["path": "/cart", "value": ["total": .int(Int64(value / 2))]]))
+                try await store.dispatch(Action(type: "increment", payload: ["path": "/visits"]))
+            }
+            await store.close()
+        }
+        // The k-th set (seq 2k - 1) sets `/cart/total` to k / 2: created by the first, changed by
+        // every even k.
+        var expected: [UInt64] = [1]
+        for k in stride(from: 2, through: 30, by: 2) { expected.append(UInt64(2 * k - 1)) }
+        // The chunk of `/cart/total`'s list that starts at seq 1, one bit flipped.
+        let pointer = Array("/cart/total".utf8)
+        try damageStoredRecord(in: path, database: "changes", key: [0, 0, UInt8(pointer.count)] + pointer + seqKey(1), bit: 12)
+        do {
+            let data = try DataDirectory(path: path, reducerName: nil, options: .init(readOnly: true))
+            let report = try data.scanIntegrity()
+            #expect(report.damage.map(\.kind) == [.changeIndex])
+            #expect(report.damage.first?.key == "\"/cart/total\"")
+            #expect(!report.logIsDamaged)
+            let timeline = Timeline(directory: data, definition: .stock)
+            #expect(try timeline.changedSeqs(path: try JSONPointer("/cart/total")).seqs == expected, "answered by replaying, not from the damaged list")
+            #expect(try timeline.changedSeqs(path: try JSONPointer("/cart/total"), newestFirst: true).seqs == expected.reversed())
+            #expect(try timeline.blame(path: try JSONPointer("/cart")).entries.map { $0.action?.seq } == [expected.last])
+        }
+        let reopened = try Store(path: path, definition: .stock, options: options)
+        #expect(try reopened.directory.changeIndexDamage().isEmpty, "rebuilt when the store opened")
+        #expect(try reopened.timeline.changedSeqs(path: try JSONPointer("/cart/total")).seqs == expected)
+        #expect(try reopened.timeline.changedSeqs(path: try JSONPointer("/visits")).seqs == (1...30).map { UInt64(2 * $0) })
+        await reopened.close()
+    }
+}
+
 extension Timeline where State == JSONValue {
     static func forEachLeafForTests(of value: JSONValue, _ body: (JSONPointer) -> Void) {
         ChangeIndexTests.forEachNode(of: value, at: .root) { pointer, node in
