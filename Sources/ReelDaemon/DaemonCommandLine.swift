@@ -57,6 +57,7 @@ struct DaemonCommandLine: ParsableCommand {
     @Option(name: .customLong(Setting.maxMapSize.name), help: Setting.maxMapSize.argumentHelp) var maxMapSize: String?
     @Option(name: .customLong(Setting.metrics.name), help: Setting.metrics.argumentHelp) var metrics: String?
     @Option(name: .customLong(Setting.sharedLog.name), help: Setting.sharedLog.argumentHelp) var sharedLog: String?
+    @Option(name: .customLong(Setting.changeIndex.name), help: Setting.changeIndex.argumentHelp) var changeIndex: String?
     @Option(name: .customLong(Setting.allowRead.name), help: Setting.allowRead.argumentHelp) var allowRead: [String] = []
     @Option(name: .customLong(Setting.allowDispatch.name), help: Setting.allowDispatch.argumentHelp) var allowDispatch: [String] = []
     @Option(name: .customLong(Setting.allowAdmin.name), help: Setting.allowAdmin.argumentHelp) var allowAdmin: [String] = []

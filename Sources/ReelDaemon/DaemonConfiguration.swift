@@ -62,6 +62,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// How long a connection may stall in the middle of a line before it is closed. A connection
     /// that is idle between lines (a subscriber waiting for updates) is never timed out.
     public var idleTimeout: Duration
+    /// Keep the change index up to date (``StoreOptions/changeIndex``).
+    public var changeIndex = true
     /// The LMDB map grows by itself as the log grows, up to this size; then writes fail with
     /// error 1010 until the limit is raised and the daemon restarted.
     public var maxMapSize: Int
@@ -124,6 +126,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if options.storage.initialMapSize > maxMapSize { options.storage.initialMapSize = maxMapSize }
         // The whole journal at once: it then never grows while acknowledgements wait.
         options.storage.journalPreallocation = options.storage.journalCycleSize
+        options.changeIndex = changeIndex
         return options
     }
 

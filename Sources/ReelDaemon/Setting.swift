@@ -24,6 +24,7 @@ enum Setting: String, CaseIterable, Sendable {
     case allowAdmin = "allow-admin"
     case metrics
     case sharedLog = "shared-log"
+    case changeIndex = "change-index"
 
     var name: String { rawValue }
     var flag: String { "--" + rawValue }

@@ -176,6 +176,15 @@ extension Setting {
             },
             show: { $0.redactedSharedLog ?? "off" }
         ),
+        .init(
+            setting: .changeIndex, valueName: "on|off",
+            help: "Keep the change index (which actions changed which paths: history by path, blame); off, those replay the log",
+            defaultText: "on",
+            resolve: { r throws(StartupError) in
+                r.configuration.changeIndex = try r.value(.changeIndex, SettingValueParsers.onOff, default: true)
+            },
+            show: { $0.changeIndex ? "on" : "off" }
+        ),
     ]
 
     /// The declaration of `config`, which is read before the others.

@@ -66,6 +66,15 @@ enum SettingValueParsers {
         return .success(mode)
     }
 
+    /// `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`), any case.
+    static func onOff(_ text: String) -> Result<Bool, Expectation> {
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "on", "true", "yes", "1": .success(true)
+        case "off", "false", "no", "0": .success(false)
+        default: .failure(Expectation("on or off"))
+        }
+    }
+
     /// A swift-log level by name, any case.
     static func logLevel(_ text: String) -> Result<Logger.Level, Expectation> {
         guard let level = Logger.Level(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {

@@ -44,31 +44,46 @@ struct TimeTravelAPI: Sendable {
         try await backend.call(method, call.params(as: method)!).asJSON
     }
 
+    /// A page of the log: `from`, `to`, `limit`, and the store's own filters, `type` (a comma-separated
+    /// list), `changed` (a JSON Pointer: only the actions that changed the value there) and
+    /// `order=desc` (newest first). `next`, when more match, is the `from` (or, newest first, the
+    /// `to`) of the following page.
     func history(_ query: Query) async throws(UIError) -> JSONValue {
         let from = max(1, try query.seq("from") ?? 1)
-        let limit = min(Self.maxRows, max(1, try query.int("limit") ?? 200))
-        let actions = try await backend.history(from: from, to: try query.seq("to"), limit: limit, types: nil)
-        return ["actions": .array(actions.map(\.wireJSON)), "latest": JSONValue(seq: try await backend.latestSeq())]
+        let to = try query.seq("to")
+        if let to, from > to { throw .badRequest("from (\(from)) must not be greater than to (\(to))") }
+        let limit = min(Self.maxRows, max(1, try query.int("limit") ?? 200), backend.historyPageSize)
+        let params = HistoryParams(
+            from: from, to: to, limit: limit, types: query.types("type"), newestFirst: try query.newestFirst("order"),
+            changed: try query.optionalPointer("changed")
+        )
+        let page = try await backend.call(Method.History.self, params)
+        var answer: [String: JSONValue] = ["actions": .array(page.actions.map(\.wireJSON)), "latest": JSONValue(seq: try await backend.latestSeq())]
+        if let next = page.next { answer["next"] = JSONValue(seq: next) }
+        return .object(answer)
     }
 
-    /// Every seq whose action matches all the filters given: types, the peer's uid, a substring of
-    /// the action's JSON. A scan of the log, page by page (the types filter is the store's own).
+    /// Every seq whose action matches all the filters given: types, the pointer whose value it
+    /// changed, the peer's uid, a substring of the action's JSON. The store filters by types and
+    /// by `changed` (its change index: only the matching actions are read); the rest is a scan
+    /// of what those leave, page by page.
     func search(_ query: Query) async throws(UIError) -> JSONValue {
-        let types = query.text("type").map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }) }
+        let types = query.types("type")
+        let changed = try query.optionalPointer("changed")
         let peer = try query.uid("peer")
         let text = query.text("text").flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         let latest = try await backend.latestSeq()
         var seqs: [UInt64] = []
-        var from: UInt64 = 1
-        while from <= latest {
-            let page = try await backend.history(from: from, to: latest, limit: Self.maxRows, types: types?.isEmpty == false ? types : nil)
-            guard let last = page.last else { break }
-            for envelope in page {
+        var from: UInt64? = latest >= 1 ? 1 : nil
+        while let start = from {
+            let params = HistoryParams(from: start, to: latest, limit: min(Self.maxRows, backend.historyPageSize), types: types, changed: changed)
+            let page = try await backend.call(Method.History.self, params)
+            for envelope in page.actions {
                 if let peer, envelope.peer.uid != peer { continue }
                 if let text, !Self.contains(envelope.wireJSON.serialized(), text) { continue }
                 seqs.append(envelope.seq)
             }
-            from = last.seq + 1
+            from = page.next
         }
         return ["seqs": .array(seqs.map(JSONValue.init(seq:))), "latest": JSONValue(seq: latest)]
     }
@@ -271,6 +286,28 @@ struct Query: Sendable {
             seqs.append(seq)
         }
         return seqs
+    }
+
+    /// A comma-separated list of action types; `nil` when absent or empty (every type).
+    func types(_ name: String) -> Set<String>? {
+        guard let text = parameters[name] else { return nil }
+        let types = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        return types.isEmpty ? nil : types
+    }
+
+    /// `desc` (newest first) or `asc`, the default.
+    func newestFirst(_ name: String) throws(UIError) -> Bool {
+        switch parameters[name] {
+        case nil, "", "asc": return false
+        case "desc": return true
+        case let other?: throw .badRequest("\(name) must be asc or desc, not \(other)")
+        }
+    }
+
+    /// A JSON Pointer when the parameter is given (empty: the root), `nil` when it is not.
+    func optionalPointer(_ name: String) throws(UIError) -> JSONPointer? {
+        guard parameters[name] != nil else { return nil }
+        return try pointer(name)
     }
 
     func pointer(_ name: String) throws(UIError) -> JSONPointer {

@@ -130,6 +130,33 @@ import Testing
         #expect(try page.json("/api/search?type=increment")["seqs"] == [2, 4])
         #expect(try page.json("/api/search?text=sword")["seqs"] == [3])
         #expect(try page.json("/api/actions?seqs=4,1")["actions"]?.arrayValue?.map { $0["seq"] } == [4, 1])
+        // The log by a node (the store's change index): as `reel log --changed`, paged, newest
+        // first, with types; `reel blame` through the generic call.
+        let changedLog = try await runProgram("reel", ["log", "--changed", "/character/hp", "--json"] + socket).output
+        let changedSeqs = try changedLog.split(separator: "\n").map { try JSONValue(parsing: String($0))["seq"] }
+        #expect(changedSeqs == [1, 2, 4], "\(changedLog)")
+        #expect(try page.json("/api/search?changed=/character/hp")["seqs"] == .array(changedSeqs.compactMap { $0 }))
+        #expect(try page.json("/api/search?changed=/character/hp&type=set")["seqs"] == [1])
+        #expect(try page.json("/api/search?changed=/items&text=sword")["seqs"] == [3])
+        var paged: [JSONValue?] = []
+        var from: JSONValue? = 1
+        while let start = from {
+            let answer = try page.json("/api/history?changed=/character/hp&limit=2&from=\(start.jsonString)")
+            paged += answer["actions"]?.arrayValue?.map { $0["seq"] } ?? []
+            from = answer["next"]
+        }
+        #expect(paged == changedSeqs)
+        let newest = try page.json("/api/history?changed=/character/hp&order=desc&limit=2")
+        #expect(newest["actions"]?.arrayValue?.map { $0["seq"] } == [4, 2] && newest["next"] != nil, "\(newest)")
+        #expect(try page.json("/api/history?changed=/character/hp&type=increment")["actions"]?.arrayValue?.map { $0["seq"] } == [2, 4])
+        #expect(try page.get("/api/history?changed=character").status == 400)
+        #expect(try page.get("/api/history?order=sideways").status == 400)
+        let blame = try page.post("/api/call/blame", ["path": "/character", "at": 3])
+        let blamed = try await runProgram("reel", ["blame", "/character", "--at", "3", "--json"] + socket).output
+        let blamedEntries = try blamed.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        #expect(blame.status == 200 && blame.json["seq"] == 3, "\(blame)")
+        #expect(blame.json["entries"]?.arrayValue?.map { [$0["path"], $0["seq"]] } == blamedEntries.map { [$0["path"], $0["seq"]] })
+        #expect(blamedEntries.map { $0["seq"] } == [2, 1], "\(blamed)")
         let exported = try page.get("/api/export?from=2&to=3")
         #expect(exported.headers["content-disposition"]?.contains("reel-2-3.ndjson") == true)
         #expect(exported.body == (try await runProgram("reel", ["export", "--from", "2", "--to", "3"] + socket)).output)

@@ -9,7 +9,11 @@ import Testing
 /// from another client in the live log, the token, no console errors); then `reel-rpg`'s
 /// page (namespaced types, actions of another day) at 1024 and 1400 px wide, measured in the
 /// browser: no header or type cut, the selected action's changes on screen without scrolling and
-/// shown old → new as `reel-rpg show` prints them, a date on the times of another day. It writes
+/// shown old → new as `reel-rpg show` prints them, a date on the times of another day; then a
+/// cart's page: the log filtered by a node of the state tree (its "changes" button, by mouse and
+/// by keyboard, with the type filter too, and the chip that removes it) against `reel log
+/// --changed`, and the blame beside each value against `reel blame --at` as the page travels, a
+/// click on it travelling to that action, inside the tree at 1024 and 1400 px. It writes
 /// screenshots to `$REEL_UI_SCREENSHOTS` (default `.build/ui-screenshots`); the ones in
 /// docs/TIME-TRAVEL.md come from `REEL_UI_SCREENSHOTS=docs/images swift test --filter ReelUIBrowserTests`.
 @Suite(.serialized, .timeLimit(.minutes(3)), .heavy(long: true)) struct ReelUIBrowserTests {

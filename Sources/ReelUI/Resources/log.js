@@ -1,7 +1,9 @@
 /*
  * reel ui — the virtual action log: only the visible rows are in the DOM (their elements pooled
  * and reused), the envelopes are fetched a page at a time and cached, and the filters turn the
- * log into the list of matching seqs (/api/search) it then virtualizes over.
+ * log into the list of matching seqs (/api/search) it then virtualizes over. Besides the typed
+ * filters, the log can be filtered by a node of the state tree (S.changed: only the actions that
+ * changed the value there, the store's `history` with `changed`), shown as a removable chip.
  */
 
 import { $, el, debounce, clamp, fmtInt, plural, compactJSON, shortTime } from './util.js';
@@ -32,6 +34,7 @@ const rowsEl = $('log-rows');
 const logEmpty = $('log-empty');
 const logPane = $('log-pane');
 const logHead = $('log-head');
+const logChips = $('log-chips');
 
 const rowEls = new Map();          // seq -> the row element currently in the DOM
 // Rows scrolled out of sight, kept for reuse: a fast fling replaces dozens of rows a frame,
@@ -122,7 +125,9 @@ export function updateLog() {
   syncSpacer();
   updateCount();
   logEmpty.hidden = rowCount() > 0;
-  logEmpty.textContent = S.view ? 'No action matches the filters.' : 'No action yet.';
+  logEmpty.textContent = !S.view ? 'No action yet.'
+    : S.changed !== null && !typedFiltersActive() ? `No action changed ${pointerText(S.changed)}.`
+      : 'No action matches the filters.';
   scheduleRender();
   scheduleFetch();
 }
@@ -347,37 +352,81 @@ let searchReq = 0;
 export const scheduleSearch = debounce(() => { void runSearch(); }, FILTER_DEBOUNCE_MS, 3000);
 
 function filterParams() {
-  return {
+  const params = {
     type: filterType.value.trim(),
     peer: filterPeer.value.trim(),
     text: filterText.value, // a substring: spaces may matter
   };
+  if (S.changed !== null) params.changed = S.changed;
+  return params;
+}
+
+function typedFiltersActive() {
+  const f = filterParams();
+  return Boolean(f.type || f.peer || f.text);
 }
 
 export function filtersActive() {
-  const f = filterParams();
-  return Boolean(f.type || f.peer || f.text);
+  return S.changed !== null || typedFiltersActive();
+}
+
+/** A pointer as the page writes it: the whole state's is "(root)". */
+const pointerText = (pointer) => (pointer === '' ? '(root)' : pointer);
+
+/**
+ * Filters the log to the actions that changed the value at `pointer` (null: no such filter),
+ * with the typed filters if any; the chip above the log shows it, and its × removes it.
+ */
+export function setChangedFilter(pointer) {
+  const changed = typeof pointer === 'string' ? pointer : null;
+  if (changed === S.changed) return;
+  S.changed = changed;
+  renderChip();
+  scheduleSearch.cancel();
+  void runSearch();
+}
+
+function renderChip() {
+  logChips.textContent = '';
+  logChips.hidden = S.changed === null;
+  if (S.changed === null) return;
+  const shown = pointerText(S.changed);
+  const chip = el('span', 'filter-chip');
+  chip.id = 'changed-chip';
+  chip.dataset.pointer = S.changed;
+  chip.title = `Only the actions that changed the value at ${shown}`;
+  chip.append(el('span', 'chip-label', 'changed'), el('code', 'chip-value', shown));
+  const remove = el('button', 'chip-remove', '×');
+  remove.type = 'button';
+  remove.id = 'changed-chip-remove';
+  remove.title = 'Remove this filter: the whole log';
+  remove.setAttribute('aria-label', `Remove the filter: changed ${shown}`);
+  chip.appendChild(remove);
+  logChips.appendChild(chip);
 }
 
 async function runSearch() {
   const id = ++searchReq;
   if (!filtersActive()) {
-    if (S.view) { S.view = null; afterViewChange(); }
+    if (S.view) { S.view = null; afterViewChange(''); }
     return;
   }
+  const params = filterParams();
   try {
-    const data = await api('/api/search', filterParams());
+    const data = await api('/api/search', params);
     if (id !== searchReq) return; // the filters changed meanwhile
     S.view = Array.isArray(data.seqs) ? data.seqs.filter(Number.isFinite) : [];
-    afterViewChange();
+    afterViewChange(JSON.stringify(params));
     if (Number.isFinite(data.latest)) onLatest(data.latest);
   } catch (err) {
     if (id === searchReq) reportError('search', err);
   }
 }
 
-/** The rows now stand for other seqs: rebuild them, keeping the current seq in sight. */
-function afterViewChange() {
+/** The rows now stand for other seqs: rebuild them, keeping the current seq in sight. The log
+ *  says which filters its rows are for (data-filters: their JSON, empty for the whole log). */
+function afterViewChange(filters) {
+  logEl.dataset.filters = filters;
   resetRows();
   updateLog();
   logEl.scrollTop = 0;

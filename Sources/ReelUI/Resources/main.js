@@ -10,9 +10,10 @@
  *   api.js     the JSON API (token, errors) and the status line
  *   state.js   the shared state object S and the row <-> seq accessors
  *   theme.js   light and dark
- *   log.js     the virtual action log: row pooling, page fetching, filters
+ *   log.js     the virtual action log: row pooling, page fetching, filters (the "changed" chip too)
  *   travel.js  the current and latest seqs, the time travel controls
- *   tree.js    the state panel, the JSON tree, the pointer
+ *   tree.js    the state panel, the JSON tree, the pointer, each node's "changes" button
+ *   blame.js   beside each value of the tree, the action that last changed it
  *   action.js  the action at the current seq, patch rendering
  *   panels.js  marks and their diff, what-if, bisect, dispatch and revert, export
  *   find.js    find all: the runs where the bisect condition holds, as bands on the slider
@@ -23,9 +24,10 @@ import { $ } from './util.js';
 import { api, setStatus, reportError } from './api.js';
 import { S } from './state.js';
 import { initTheme, toggleTheme } from './theme.js';
-import { updateLog, scheduleRender, scheduleFetch, scrollToEnd, scheduleSearch } from './log.js';
+import { updateLog, scheduleRender, scheduleFetch, scrollToEnd, scheduleSearch, setChangedFilter } from './log.js';
 import { setCurrent, step, moveSelection, applyLatest, isSlider, wireTravelControls } from './travel.js';
-import { loadState } from './tree.js';
+import { loadState, markChangedNode } from './tree.js';
+import { blameTree, scheduleBlame } from './blame.js';
 import {
   markSeq, clearMarks, updateMarks, setSkip, updateSkipped, runBisect, clearBisect, submitDispatch, loadActionTypes, showActionHelp,
   openRevert, cancelRevert, closeRevertDialog, doRevert, touchExport, doExport,
@@ -45,6 +47,8 @@ const logEl = $('log');
 const rowsEl = $('log-rows');
 const revertButton = $('revert-button');
 const pointerInput = $('pointer-input');
+const stateTree = $('state-tree');
+const logChips = $('log-chips');
 const clearMarksBtn = $('clear-marks');
 const whatifClear = $('whatif-clear');
 const bisectForm = $('bisect-form');
@@ -97,6 +101,12 @@ function onGlobalKey(event) {
   event.preventDefault();
 }
 
+/** Filters the log by a node of the state tree (null: no longer), and shows which. */
+function filterByNode(pointer) {
+  setChangedFilter(pointer);
+  markChangedNode();
+}
+
 function wire() {
   themeBtn.addEventListener('click', toggleTheme);
   statusEl.addEventListener('click', () => setStatus('', false));
@@ -141,6 +151,26 @@ function wire() {
   });
 
   wireTravelControls();
+  // The state tree: a node's "changes" filters the log by it (again: no longer); a value's blame
+  // travels to the action that last changed it. Its nodes are blamed as they are built.
+  stateTree.addEventListener('click', (event) => {
+    const changes = event.target.closest('.tn-changes');
+    if (changes) {
+      filterByNode(changes.dataset.pointer === S.changed ? null : changes.dataset.pointer);
+      return;
+    }
+    const blame = event.target.closest('button.tn-blame');
+    if (blame) setCurrent(Number(blame.dataset.seq));
+  });
+  stateTree.addEventListener('tree-built', (event) => {
+    if (event.detail && event.detail.initial) scheduleBlame(); // another seq or node: once the slider rests
+    else void blameTree(); // a node opened: its values at once
+  });
+  logChips.addEventListener('click', (event) => {
+    if (!event.target.closest('.chip-remove')) return;
+    filterByNode(null);
+    logEl.focus();
+  });
   pointerInput.addEventListener('keydown', (event) => {
     if (event.key === 'Enter') {
       event.preventDefault();

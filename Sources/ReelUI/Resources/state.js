@@ -16,6 +16,7 @@ export const S = {
   markA: null,
   markB: null,
   pointer: '',        // the JSON Pointer applied to the state tree
+  changed: null,      // null, or the JSON Pointer the log is filtered by: only the actions that changed the value there
 };
 
 /** The number of rows of the log: every seq, or only those matching the filters. */

@@ -2,8 +2,11 @@
 """reel ui in a real browser: Chromium driven by Selenium (chromium-driver), against a real reeld
 and offline on its data directory. Every figure the page shows is checked against what the `reel`
 command for the same question prints (find all's bands on the slider against `reel find`). Then
-reel-rpg's page at 1024 and 1400 px wide, measured in the browser (window_checks). Writes
-screenshots (light and dark, ui-find.png and ui-find-list.png, ui-1024.png, ui-1400.png) to --screenshots.
+reel-rpg's page at 1024 and 1400 px wide, measured in the browser (window_checks); then a cart's
+page (node_checks): the log filtered by a node of the state tree against `reel log --changed`, and
+the blame beside the tree's values against `reel blame`. Writes screenshots (light and dark,
+ui-find.png and ui-find-list.png, ui-1024.png, ui-1400.png, ui-changed.png, ui-blame-1024.png and
+ui-blame-1400.png) to --screenshots.
 
 Run by Tests/ReeldTests/ReelUIBrowserTests.swift; by hand:
     python3 Tests/ReeldTests/Browser/ui_browser_test.py --bin .build/debug --screenshots /tmp/shots
@@ -24,6 +27,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -526,6 +530,194 @@ def window_checks(driver, bin_dir, socket, url, shots):
     check(not errors, "console errors (window sizes): %s" % errors)
 
 
+# A cart whose price is set, set again to the same value (no change), incremented, and whose item
+# list, total and user change around it; the last action sets the whole cart to what it is.
+CART_HISTORY = [
+    ("set", {"path": "/cart", "value": {"items": [{"name": "tea", "price": 5}], "total": 5}}),
+    ("set", {"path": "/user", "value": {"name": "Ada"}}),
+    ("set", {"path": "/cart/items/0/price", "value": 7}),
+    ("set", {"path": "/cart/total", "value": 7}),
+    ("set", {"path": "/cart/items/0/price", "value": 7}),
+    ("increment", {"path": "/cart/items/0/price", "by": 1}),
+    ("set", {"path": "/user/name", "value": "Grace"}),
+    ("append", {"path": "/cart/items", "value": {"name": "cake", "price": 3}}),
+    ("set", {"path": "/cart/total", "value": 11}),
+    ("set", {"path": "/cart", "value": {"items": [{"name": "tea", "price": 8}, {"name": "cake", "price": 3}], "total": 11}}),
+]
+
+# The log as the page shows it, in one snapshot: the filters its rows are for (data-filters, ''
+# for the whole log, absent before any filter), its count, and each row's seq and whether it is
+# filled yet.
+LOG_JS = """
+const log = document.getElementById('log');
+return { filters: log.dataset.filters === undefined ? null : log.dataset.filters,
+         count: document.getElementById('log-count').textContent,
+         rows: Array.from(log.querySelectorAll('.log-row')).map((row) => ({
+           seq: Number(row.dataset.seq), loading: row.classList.contains('loading'),
+           selected: row.classList.contains('selected') })) };
+"""
+
+
+def log_seqs(driver, what, filters, timeout=20):
+    """The seqs of the log's rows once it shows `filters` and every row is filled; None (and a
+    failure saying what the log last showed) if it does not within `timeout`."""
+    last = []
+
+    def settled(d):
+        log = d.execute_script(LOG_JS)
+        last[:] = [log]
+        if log["filters"] != filters or not log["rows"] or any(row["loading"] for row in log["rows"]):
+            return None
+        return [row["seq"] for row in log["rows"]]
+    seqs = wait(driver, what, settled, timeout)
+    if seqs is None and last:
+        check(False, "the log showed filters %r, count %r, rows %r" % (
+            last[0]["filters"], last[0]["count"], [(row["seq"], row["loading"]) for row in last[0]["rows"]]))
+    return seqs
+
+
+def log_lines(bin_dir, *arguments):
+    """A `reel … --json` that prints one JSON value per line (log, blame)."""
+    return [json.loads(line) for line in reel(bin_dir, *arguments, "--json", json_output=False).splitlines() if line.strip()]
+
+
+def tree_node(driver, pointer):
+    nodes = driver.find_elements(By.CSS_SELECTOR, '#state-tree .tn[data-pointer="%s"]' % pointer)
+    return nodes[0] if nodes else None
+
+
+def blame_shown(driver, pointer):
+    """The seq the blame beside the leaf at `pointer` shows, with the seq the tree is at."""
+    return driver.execute_script("""
+        const node = document.querySelector('#state-tree .tn[data-pointer="' + arguments[0] + '"]');
+        const chip = node && node.firstElementChild.querySelector('.tn-blame');
+        return chip ? [Number(document.getElementById('state-tree').dataset.seq), Number(chip.dataset.seq)] : null;
+    """, pointer)
+
+
+def node_checks(driver, bin_dir, work, shots):
+    """The log filtered by a node of the state tree is `reel log --changed`; the blame beside a
+    value is `reel blame`'s at the seq the page shows, and travels there; at 1024 and 1400 px the
+    blame stays inside the tree."""
+    data, socket = os.path.join(work, "cart-data"), os.path.join(work, "cart.sock")
+    daemon = subprocess.Popen([os.path.join(bin_dir, "reeld"), "--data-dir", data, "--socket", socket, "--log-level", "warning"])
+    ui = None
+    try:
+        wait_for_socket(socket, daemon)
+        source = ["--socket", socket]
+        for kind, payload in CART_HISTORY:
+            reel(bin_dir, "dispatch", kind, json.dumps(payload), *source)
+        latest = len(CART_HISTORY)
+        ui, url = start_ui(bin_dir, source)
+        price = "/cart/items/0/price"
+        changed = [env["seq"] for env in log_lines(bin_dir, "log", "--changed", price, *source)]
+        check(changed == [1, 3, 6], "reel log --changed %s: %r (seq 5 set it to what it was: no change)" % (price, changed))
+
+        set_viewport(driver, 1400, 900)
+        driver.get(url)
+        wait(driver, "the cart's page at seq %d" % latest,
+             lambda d: attribute(d, "#state-tree", "data-seq") == str(latest) and tree_node(d, "/cart/items/0"))
+        check(log_seqs(driver, "the whole log", None) == list(range(1, latest + 1)), "the log shows every action at first")
+        # /cart/items/0 starts closed (depth 3): open it, as a person would, to reach the price.
+        toggle = tree_node(driver, "/cart/items/0").find_element(By.CSS_SELECTOR, ":scope > .tn-line > .tn-toggle")
+        toggle.click()
+        node = wait(driver, "the price in the tree", lambda d: tree_node(d, price))
+        if not node:
+            return
+        # Its "changes" shows on hover; a click filters the log.
+        button = node.find_element(By.CSS_SELECTOR, ":scope > .tn-line > .tn-changes")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+        ActionChains(driver).move_to_element(button).click().perform()
+        filters = json.dumps({"type": "", "peer": "", "text": "", "changed": price}, separators=(",", ":"))
+        shown = log_seqs(driver, "the log filtered by %s" % price, filters)
+        check(shown == changed, "the log filtered by %s shows %r, reel log --changed prints %r" % (price, shown, changed))
+        check(shown is not None and 5 not in shown, "the log filtered by %s leaves out seq 5, which set it to what it was" % price)
+        chip = driver.find_elements(By.ID, "changed-chip")
+        check(bool(chip) and chip[0].is_displayed() and price in chip[0].text and "changed" in chip[0].text,
+              "the chip above the log says changed %s: %r" % (price, chip[0].text if chip else None))
+        check(driver.find_element(By.ID, "log-count").text.startswith("%d of %d" % (len(changed), latest)),
+              "the count says %r" % driver.find_element(By.ID, "log-count").text)
+        check(button.get_attribute("aria-pressed") == "true", "the price's changes button is pressed while it filters")
+        screenshot(driver, shots, "ui-changed.png")
+        # With the type filter too: `reel log --changed --type`.
+        both = [env["seq"] for env in log_lines(bin_dir, "log", "--changed", price, "--type", "increment", *source)]
+        box = driver.find_element(By.ID, "filter-type")
+        box.send_keys("increment")
+        shown = log_seqs(driver, "the log filtered by %s and increment" % price, filters.replace('"type":""', '"type":"increment"'))
+        check(both == [6] and shown == both, "changed %s and type increment: the page %r, reel log %r" % (price, shown, both))
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        check(log_seqs(driver, "the type filter gone", filters) == changed, "without the type filter the log is %s's changes again" % price)
+        # The chip's ×: the whole log is back.
+        driver.find_element(By.ID, "changed-chip-remove").click()
+        shown = log_seqs(driver, "the whole log again", "")
+        check(shown == list(range(1, latest + 1)), "after removing the chip the log shows %r" % shown)
+        check(not driver.find_elements(By.ID, "changed-chip") and not driver.find_element(By.ID, "log-chips").is_displayed(),
+              "the chip is gone")
+        check(button.get_attribute("aria-pressed") == "false", "the price's changes button is no longer pressed")
+        # By the keyboard: the button takes the focus and Enter, like any button.
+        driver.execute_script("arguments[0].focus();", button)
+        button.send_keys(Keys.ENTER)
+        check(log_seqs(driver, "the log filtered by the keyboard", filters) == changed, "Enter on changes filters the log")
+        driver.find_element(By.ID, "changed-chip-remove").click()
+        log_seqs(driver, "the whole log once more", "")
+
+        # Blame follows the seq the page shows: as `reel blame /cart --at SEQ` says.
+        def blamed(seq):
+            return {entry["path"]: entry["seq"] for entry in log_lines(bin_dir, "blame", "/cart", "--at", str(seq), *source)}
+        now = blamed(latest)
+        total = now.get("/cart/total")
+        check(total == 9 and now.get(price) == 6, "reel blame /cart: /cart/total by %r, %s by %r" % (total, price, now.get(price)))
+        for pointer in ("/cart/total", price):
+            shown = wait(driver, "the blame of %s at seq %d" % (pointer, latest),
+                         lambda d: (blame_shown(d, pointer) or [None])[0] == latest and blame_shown(d, pointer))
+            check(shown == [latest, now.get(pointer)], "at seq %d the blame of %s shows %r, reel blame %r" % (latest, pointer, shown, now.get(pointer)))
+        go_to_seq(driver, 4)
+        before = blamed(4)
+        shown = wait(driver, "the blame of /cart/total at seq 4", lambda d: (blame_shown(d, "/cart/total") or [None])[0] == 4 and blame_shown(d, "/cart/total"))
+        check(before.get("/cart/total") == 4 and shown == [4, 4], "at seq 4 the blame of /cart/total shows %r, reel blame --at 4 %r" % (shown, before.get("/cart/total")))
+        # A click on it travels to that action: the slider, the tree and the log's selection.
+        go_to_seq(driver, latest)
+        chip = wait(driver, "the blame of /cart/total back at seq %d" % latest,
+                    lambda d: (blame_shown(d, "/cart/total") or [None])[0] == latest
+                    and tree_node(d, "/cart/total").find_elements(By.CSS_SELECTOR, ":scope > .tn-line > button.tn-blame"))
+        if chip:
+            chip[0].click()
+            wait(driver, "the travel to seq %s from the blame" % total,
+                 lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(total)
+                 and attribute(d, "#state-tree", "data-seq") == str(total)
+                 and d.find_element(By.ID, "slider").get_attribute("value") == str(total))
+            selected = [row["seq"] for row in driver.execute_script(LOG_JS)["rows"] if row["selected"]]
+            check(selected == [total], "after the blame's click the log's selected row is %r, not seq %s" % (selected, total))
+
+        # The blame fits beside the values at the widths people use: nothing cut or outside the tree.
+        for width, height in ((1024, 768), (1400, 900)):
+            set_viewport(driver, width, height)
+            go_to_seq(driver, latest)
+            wait(driver, "the blame at %d px" % width, lambda d: (blame_shown(d, "/cart/total") or [None])[0] == latest)
+            m = driver.execute_script("""
+                const tree = document.getElementById('state-tree');
+                const box = (e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right }; };
+                return { page: document.scrollingElement.scrollWidth, tree: box(tree), treeScroll: tree.scrollWidth - tree.clientWidth,
+                         chips: Array.from(tree.querySelectorAll('.tn-blame')).map((c) => ({ box: box(c),
+                           seqCut: c.querySelector('.tb-seq') ? c.querySelector('.tb-seq').scrollWidth > c.querySelector('.tb-seq').clientWidth : false })) };
+            """)
+            at = "at %d px" % width
+            check(m["page"] <= width and m["treeScroll"] <= 0, "%s the page or the tree scrolls sideways: %r" % (at, m))
+            check(m["chips"] and all(c["box"]["left"] >= m["tree"]["left"] and c["box"]["right"] <= m["tree"]["right"] and not c["seqCut"]
+                                     for c in m["chips"]), "%s a blame is outside the tree or cut: %r" % (at, m))
+            screenshot(driver, shots, "ui-blame-%d.png" % width)
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        errors = console_errors(driver)
+        check(not errors, "console errors (changes and blame): %s" % errors)
+        driver.get("about:blank")
+    finally:
+        if ui:
+            stop(ui, "the cart's reel ui")
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)
+
+
 def start_rpg(bin_dir, work):
     """reel-rpg's daemon on a history whose first actions are from another day (imported), the
     rest dispatched now; and its page."""
@@ -589,6 +781,9 @@ def main():
         rpg_ui, rpg_url = start_ui(bin_dir, ["--socket", rpg_socket], program="reel-rpg")
         processes.append(rpg_ui)
         window_checks(driver, bin_dir, rpg_socket, rpg_url, arguments.screenshots)
+        driver.get("about:blank")
+        driver.get_log("browser")
+        node_checks(driver, bin_dir, work, arguments.screenshots)
     finally:
         if driver:
             driver.quit()
