@@ -157,3 +157,16 @@ enum ChangeIndexWriter {
         return true
     }
 }
+
+extension DataDirectory {
+    /// The bytes of pages the log and the change index take in the data file (their B-trees'
+    /// branch, leaf and overflow pages), for the index's share of the log.
+    public func logAndChangeIndexBytes() throws(StorageError) -> (log: Int, changeIndex: Int) {
+        func bytes(_ stat: LMDBStat) -> Int { (stat.branchPages + stat.leafPages + stat.overflowPages) * stat.pageSize }
+        do {
+            return (bytes(try env.stat(log)), try changes.map { bytes(try env.stat($0)) } ?? 0)
+        } catch {
+            throw Self.wrap(error, "cannot read the sizes of the databases")
+        }
+    }
+}

@@ -28,6 +28,8 @@ struct ReelBench: AsyncParsableCommand {
         /// Only when asked for (`--only scale`): it builds a log of millions of actions.
         case scale
         case largeState = "large-state"
+        /// Only when asked for (`--only changes`): the change index on a log of millions.
+        case changes
     }
 
     @Option(help: "Where to put the temporary data directories (removed afterwards).")
@@ -51,7 +53,7 @@ struct ReelBench: AsyncParsableCommand {
     @Flag(help: "Skip the durable-append figures (they are bound by the disk's fsync).")
     var skipAppends = false
 
-    @Option(help: "Run only this section: appends, replay, time-travel, large-state or scale (which runs only when asked for).")
+    @Option(help: "Run only this section: appends, replay, time-travel, large-state, or scale or changes (which run only when asked for).")
     var only: Section?
 
     @Option(help: "Actions in the log that `reel bisect` and `reel get --at` run on.")
@@ -74,6 +76,12 @@ struct ReelBench: AsyncParsableCommand {
 
     @Option(help: "Durable dispatches timed on each state of the large-state section.")
     var largeStateDispatches: Int = 200
+
+    @Option(help: "Actions in the log of the changes section (the change index, history by path, blame, find).")
+    var changesSize: Int = 10_000_000
+
+    @Option(help: "Samples of each latency in the changes section.")
+    var changesSamples: Int = 200
 
     @Flag(help: "Keep the time-travel data directory and print its path, to time the `reel` executable on it.")
     var keepTimeTravelLog = false
@@ -110,12 +118,15 @@ struct ReelBench: AsyncParsableCommand {
         if runs(.largeState) {
             try await largeState()
         }
+        if runs(.changes) {
+            try await changes()
+        }
     }
 
     /// Every section by default; `--skip-appends` leaves out the slow, disk-bound one.
     private func runs(_ section: Section) -> Bool {
         if let only { return section == only }
-        return section != .scale && (section != .appends || !skipAppends)
+        return section != .scale && section != .changes && (section != .appends || !skipAppends)
     }
 
     func printHeader() {

@@ -1,0 +1,119 @@
+import Foundation
+import Histogram
+import ReelCore
+import ReelJSON
+import ReelStorage
+import ReelStore
+
+/// The questions of the history on a large log (issue targets in parentheses, for 10 million
+/// actions over about 100,000 leaves): `history changed` first pages for a rare path and for one
+/// every action changes (p99 ≤ 20 ms), `blame` of 1,000 leaves (p99 ≤ 50 ms), `find` over the
+/// whole log on a path 1% of the actions change (≤ 1 s), the index's share of the log's bytes
+/// (≤ 15%) and how fast it is rebuilt (≥ 1 M actions/s).
+extension ReelBench {
+    /// The log: `changesSize` mixed stock actions on `/users/uK` (10,000 users of about ten
+    /// leaves each); every 10,000th sets `/config/flag` (0.01% of the actions), every 100th
+    /// `/level` (1%); every other action changes `/users`.
+    static func mixedAction(_ i: Int) -> Action {
+        if i % 10_000 == 0 { return Action(type: "set", payload: ["path": "/config/flag", "value": .int(Int64(i / 10_000))]) }
+        if i % 100 == 0 { return Action(type: "set", payload: ["path": "/level", "value": .int(Int64(i / 100 % 1_000))]) }
+        let user = "u\(i &* 7_919 % 10_000)"
+        switch i % 5 {
+        case 0:
+            return Action(type: "set", payload: ["path": .string("/users/\(user)/score"), "value": .int(Int64(i % 1_000))])
+        case 1:
+            return Action(type: "increment", payload: ["path": .string("/users/\(user)/visits")])
+        case 2:
+            return Action(type: "merge", payload: ["users": [.init(user): ["name": .string("n\(i % 97)"), "plan": .string(i % 3 == 0 ? "pro" : "free")]]])
+        case 3:
+            return Action(type: "patch", payload: [["op": "add", "path": .string("/users/\(user)/seen"), "value": .int(Int64(i))]])
+        default:
+            return Action(type: "set", payload: ["path": .string("/users/\(user)/prefs"), "value": ["theme": .string(i % 2 == 0 ? "dark" : "light"), "lang": "en", "tz": .int(Int64(i % 24))]])
+        }
+    }
+
+    func changes() async throws {
+        let path = try scratch("changes")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let clock = ContinuousClock()
+        let size = changesSize
+
+        // The log, filled without the index (setup, not a figure; no fsync).
+        var options = StoreOptions(checkpointEvery: checkpointEvery, storage: .init(durable: false))
+        options.changeIndex = false
+        let fillStart = clock.now
+        do {
+            let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
+            try await store.dispatch(Action(type: "set", payload: ["path": "/users", "value": [:]]))
+            var next = 2
+            while next <= size {
+                let count = min(1_000, size - next + 1)
+                try await store.dispatch(batch: (next..<(next + count)).map(Self.mixedAction))
+                next += count
+            }
+            await store.close()
+        }
+        print(String(format: "changes: %d mixed actions logged in %.1f s", size, (clock.now - fillStart).seconds))
+
+        // The index built from the log, at the open of a store.
+        options.changeIndex = true
+        let buildStart = clock.now
+        let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
+        let buildSeconds = (clock.now - buildStart).seconds
+        let timeline = store.timeline
+        let sizes = try store.directory.logAndChangeIndexBytes()
+        print(String(
+            format: "changes: index built at open in %.1f s (%.2f M actions/s, the open's replay from its checkpoint included); index %.1f MiB = %.1f%% of the log's %.1f MiB (target ≤ 15%%, ≥ 1 M/s)",
+            buildSeconds, Double(size) / buildSeconds / 1e6, Double(sizes.changeIndex) / 1_048_576,
+            100 * Double(sizes.changeIndex) / Double(sizes.log), Double(sizes.log) / 1_048_576
+        ))
+
+        // First pages of `history changed`, oldest and newest first, at random windows.
+        var generator = SystemRandomNumberGenerator()
+        for (label, pointer) in [("0.01% of the actions", "/config/flag"), ("every action", "/users"), ("one leaf", "/users/u17/score")] {
+            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            let path = try JSONPointer(pointer)
+            for sample in 0..<changesSamples {
+                let to = UInt64.random(in: UInt64(size / 2)...UInt64(size), using: &generator)
+                let start = clock.now
+                let page = try timeline.history(to: to, limit: 100, newestFirst: sample % 2 == 1, changed: path)
+                _ = histogram.record(UInt64(((clock.now - start).seconds * 1e6).rounded()))
+                precondition(!page.actions.isEmpty, "no change of \(pointer)")
+            }
+            print(Self.latencies("history changed \(pointer) (\(label)), first page of 100", histogram, target: "p99 ≤ 20 ms"))
+        }
+
+        // Blame of 1,000 leaves, at random seqs of the second half.
+        var blames = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        let users = try JSONPointer("/users")
+        for _ in 0..<changesSamples {
+            let at = UInt64.random(in: UInt64(size / 2)...UInt64(size), using: &generator)
+            let start = clock.now
+            let result = try timeline.blame(path: users, at: at, limit: 1_000)
+            _ = blames.record(UInt64(((clock.now - start).seconds * 1e6).rounded()))
+            precondition(result.entries.count == 1_000, "blame found \(result.entries.count) leaves")
+        }
+        print(Self.latencies("blame of 1,000 leaves of /users", blames, target: "p99 ≤ 50 ms"))
+
+        // `find` over the whole log, on the path 1% of the actions change.
+        let condition = try JSONCondition(parsing: "/level > 900")
+        var findSeconds: [Double] = []
+        var runs = 0
+        for _ in 0..<3 {
+            let start = clock.now
+            let found = try timeline.find(limit: 100_000) { condition.holds(in: $0) }
+            findSeconds.append((clock.now - start).seconds)
+            runs = found.ranges.count
+        }
+        print(String(format: "changes: find '/level > 900' over %d actions: %.2f s (median of 3; %d runs; target ≤ 1 s)", size, median(findSeconds), runs))
+        await store.close()
+    }
+
+    static func latencies(_ what: String, _ histogram: Histogram<UInt64>, target: String) -> String {
+        String(
+            format: "changes: %@ (%d samples): p50 %.2f ms  p99 %.2f ms  max %.2f ms (target %@)",
+            what, Int(histogram.totalCount), Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000,
+            Double(histogram.max) / 1000, target
+        )
+    }
+}
