@@ -30,8 +30,10 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
         position = Mutex(Position(state: state, seq: seq))
     }
 
-    /// How many actions bringing the index up to date folds per commit.
-    static var catchUpCommitSize: UInt64 { 65_536 }
+    /// How many actions bringing the index up to date folds per commit: each commit touches every
+    /// list its actions changed once, so fewer, larger commits write less (a million actions of
+    /// postings take tens of MiB of memory).
+    static var catchUpCommitSize: UInt64 { 1 << 20 }
 
     /// Brings the index of `timeline`'s directory up to date (emptying it first when it was
     /// built under another reducer, is ahead of the log, or its status is damaged), then feeds

@@ -66,9 +66,7 @@ extension Timeline {
             }
         }
         if indexed > 0 {
-            for (index, leaf) in leaves.enumerated() where last[index] == nil {
-                last[index] = try lastIndexedChange(of: leaf, through: indexed)
-            }
+            try lastIndexedChanges(of: leaves, through: indexed, into: &last)
         }
         var entries: [BlameEntry] = []
         entries.reserveCapacity(leaves.count)
@@ -89,23 +87,50 @@ extension Timeline {
         return BlameResult(seq: seq, entries: entries, next: next)
     }
 
-    /// The newest seq through `through` that changed `leaf`, from the index; `nil` when none did.
-    private func lastIndexedChange(of leaf: JSONPointer, through: UInt64) throws(StoreError) -> UInt64? {
+    /// For each leaf whose `last` is still `nil`, the newest seq through `through` that changed
+    /// it, from the index: the newest entry of its list, unless a change left unfollowed above it
+    /// is newer. Those candidates are checked seq by seq, newest first, each with one replay step
+    /// for every leaf it may concern (a large first `set` leaves every leaf under it a candidate).
+    private func lastIndexedChanges(of leaves: [JSONPointer], through: UInt64, into last: inout [UInt64?]) throws(StoreError) {
         do {
-            var definite: UInt64?
-            try directory.forEachIndexedChange(.changed, pointer: leaf.description, from: 1, through: through, newestFirst: true) { seq in
-                definite = seq
-                return false
+            var definite = [UInt64](repeating: 0, count: leaves.count)
+            var unfollowedLists: [String: [UInt64]] = [:]
+            var candidates: [UInt64: [Int]] = [:]
+            for (index, leaf) in leaves.enumerated() where last[index] == nil {
+                try directory.forEachIndexedChange(.changed, pointer: leaf.description, from: 1, through: through, newestFirst: true) { seq in
+                    definite[index] = seq
+                    return false
+                }
+                var ancestor = ""
+                for token in leaf.tokens {
+                    if unfollowedLists[ancestor] == nil {
+                        var seqs: [UInt64] = []
+                        try directory.forEachIndexedChange(.unfollowed, pointer: ancestor, from: 1, through: through) { seq in
+                            seqs.append(seq)
+                            return true
+                        }
+                        unfollowedLists[ancestor] = seqs
+                    }
+                    for seq in unfollowedLists[ancestor]! where seq > definite[index] { candidates[seq, default: []].append(index) }
+                    ancestor = JSONChangeRecorder.appending(token, to: ancestor)
+                }
             }
-            let candidates = try unfollowedAbove(leaf, from: (definite ?? 0) + 1, through: through).sorted(by: >)
-            for candidate in candidates {
-                if try changesByReplay(of: [leaf], at: [candidate])[0].value[0] { return candidate }
+            var found = [UInt64?](repeating: nil, count: leaves.count)
+            for seq in candidates.keys.sorted(by: >) {
+                let open = Array(Set(candidates[seq]!)).filter { found[$0] == nil }.sorted()
+                guard !open.isEmpty else { continue }
+                let changed = try changesByReplay(of: open.map { leaves[$0] }, at: [seq])[0].value
+                for (position, index) in open.enumerated() where changed[position] { found[index] = seq }
             }
-            return definite
+            for index in leaves.indices where last[index] == nil {
+                last[index] = found[index] ?? (definite[index] > 0 ? definite[index] : nil)
+            }
         } catch let error as StoreError {
             throw error
         } catch let error as StorageError where error.code == .corrupt {
-            return try replayedChanges(of: leaf, from: 1, through: through).last
+            for (index, leaf) in leaves.enumerated() where last[index] == nil {
+                last[index] = try replayedChanges(of: leaf, from: 1, through: through).last
+            }
         } catch {
             throw StoreError.walking(error, "read the change index")
         }

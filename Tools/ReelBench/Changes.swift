@@ -11,8 +11,8 @@ import ReelStore
 /// whole log on a path 1% of the actions change (≤ 1 s), the index's share of the log's bytes
 /// (≤ 15%) and how fast it is rebuilt (≥ 1 M actions/s).
 extension ReelBench {
-    /// The log: `changesSize` mixed stock actions on `/users/uK` (10,000 users of about ten
-    /// leaves each); every 10,000th sets `/config/flag` (0.01% of the actions), every 100th
+    /// The log: `changesSize` mixed stock actions on `/users/uK` (10,000 users of eight leaves
+    /// each, set one by one first); every 10,000th sets `/config/flag` (0.01% of the actions), every 100th
     /// `/level` (1%); every other action changes `/users`.
     static func mixedAction(_ i: Int) -> Action {
         if i % 10_000 == 0 { return Action(type: "set", payload: ["path": "/config/flag", "value": .int(Int64(i / 10_000))]) }
@@ -44,8 +44,17 @@ extension ReelBench {
         let fillStart = clock.now
         do {
             let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
-            try await store.dispatch(Action(type: "set", payload: ["path": "/users", "value": [:]]))
-            var next = 2
+            // 10,000 users of eight leaves each, one `set` each, then the mixed actions on them.
+            try await store.dispatch(Action(type: "set", payload: ["path": "", "value": ["users": [:], "config": ["flag": 0], "level": 0]]))
+            for first in stride(from: 0, to: 10_000, by: 1_000) {
+                try await store.dispatch(batch: (first..<(first + 1_000)).map { user in
+                    Action(type: "set", payload: [
+                        "path": .string("/users/u\(user)"),
+                        "value": ["name": "n", "score": 0, "visits": 0, "plan": "free", "seen": 0, "prefs": ["theme": "light", "lang": "en", "tz": 0]],
+                    ])
+                })
+            }
+            var next = 10_002
             while next <= size {
                 let count = min(1_000, size - next + 1)
                 try await store.dispatch(batch: (next..<(next + count)).map(Self.mixedAction))
