@@ -54,7 +54,12 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = try await Self.counting(size, every: UInt64(checkpointEvery), in: directory)
         defer { Task { await store.close() } }
-        let bound = Int(log2(Double(size + 1)).rounded(.up)) + 3
+        // Logarithmic in the checkpoints and in the widest gap between them, as they landed (a
+        // checkpoint due while another is being encoded comes later): with one every 1,000 of
+        // 10,000 actions, ⌈log2 12⌉ + ⌈log2 1000⌉ + 3 = 17, as ⌈log2 10001⌉ + 3.
+        let seqs = [0] + (try store.timeline.directory.checkpointHeaders().map(\.seq)) + [UInt64(size)]
+        let widestGap = Int(zip(seqs, seqs.dropFirst()).map { $1 - $0 }.max() ?? UInt64(size))
+        let bound = Int(log2(Double(seqs.count)).rounded(.up)) + Int(log2(Double(max(widestGap, 2))).rounded(.up)) + 3
         for target in [1, size / 3, size - 1, size] {
             let evaluations = Counter()
             let result = try store.timeline.bisect { state in
@@ -62,7 +67,7 @@ import Testing
                 return (state["n"]?.intValue ?? 0) >= Int64(target)
             }
             #expect(result.seq == UInt64(target))
-            #expect(evaluations.value <= bound, "\(evaluations.value) evaluations for \(size) actions (bound \(bound))")
+            #expect(evaluations.value <= bound, "\(evaluations.value) evaluations for \(size) actions (bound \(bound), checkpoints at \(seqs))")
             #expect(evaluations.value == result.probes, "bisect reports \(result.probes) probes for \(evaluations.value) evaluations")
         }
     }
