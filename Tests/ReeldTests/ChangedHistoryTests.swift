@@ -2,6 +2,7 @@ import Foundation
 import ReelCore
 import ReelJSON
 import ReelProtocol
+import ReelStorage
 import ReelTestSupport
 import Testing
 
@@ -23,9 +24,13 @@ import Testing
         try output.split(separator: "\n").map { try JSONValue(parsing: String($0))["seq"]?.intValue ?? -1 }
     }
 
-    @Test func changesAndBlameLiveAndOffline() async throws {
+    /// With the change index, and with `--change-index off` (every answer by replaying): the same.
+    @Test(arguments: [true, false])
+    func changesAndBlameLiveAndOffline(index: Bool) async throws {
         let dir = try TemporaryDirectory()
-        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        let daemon = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"), extraArguments: index ? [] : ["--change-index", "off"]
+        )
         try await daemon.start()
         let live = ["--socket", daemon.socketPath]
         for action in Self.actions {
@@ -83,6 +88,10 @@ import Testing
         #expect(missing.errors.contains("nothing at /nothing"), "\(missing.errors)")
 
         #expect(try await daemon.stop() == 0)
+        do {
+            let data = try DataDirectory(path: dir.sub("data"), reducerName: nil, options: .init(readOnly: true))
+            #expect(try data.changeIndexStatus()?.indexedThrough == (index ? 8 : nil), "the index kept only when on")
+        }
         let offline = ["--data-dir", dir.sub("data")]
         for ((arguments, _), output) in zip(logs, liveOutputs) {
             let listed = try await runProgram("reel", ["log", "--json"] + arguments + offline)
