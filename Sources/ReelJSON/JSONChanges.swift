@@ -142,18 +142,7 @@ public struct JSONChangeRecorder: Sendable {
     /// `pointer` followed by `token`, escaped (RFC 6901).
     public static func appending(_ token: String, to pointer: String) -> String {
         var result = pointer
-        result.append("/")
-        if !token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
-            result.append(token)
-        } else {
-            for character in token.unicodeScalars {
-                switch character {
-                case "~": result.append("~0")
-                case "/": result.append("~1")
-                default: result.unicodeScalars.append(character)
-                }
-            }
-        }
+        JSONPointer.append(token, to: &result)
         return result
     }
 }

@@ -95,23 +95,27 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
     /// The escaped string form, `""` for the root; `JSONPointer(p.description)` gives back `p`.
     public var description: String {
         var result = ""
-        for token in tokens {
-            result.append("/")
-            if !token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
-                result.append(token)
-                continue
-            }
-            // Escaping "~" before "/" (RFC 6901 section 3) is automatic here: each character is
-            // escaped exactly once, so "~1" in a name becomes "~01", never "/".
-            for character in token.unicodeScalars {
-                switch character {
-                case "~": result.append("~0")
-                case "/": result.append("~1")
-                default: result.unicodeScalars.append(character)
-                }
+        for token in tokens { Self.append(token, to: &result) }
+        return result
+    }
+
+    /// Appends `/` and `token`, escaped, to the string form of a pointer (`pointer.appending(token)`
+    /// without the array of tokens).
+    public static func append(_ token: String, to pointer: inout String) {
+        pointer.append("/")
+        if !token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
+            pointer.append(token)
+            return
+        }
+        // Escaping "~" before "/" (RFC 6901 section 3) is automatic here: each character is
+        // escaped exactly once, so "~1" in a name becomes "~01", never "/".
+        for character in token.unicodeScalars {
+            switch character {
+            case "~": pointer.append("~0")
+            case "/": pointer.append("~1")
+            default: pointer.unicodeScalars.append(character)
             }
         }
-        return result
     }
 
     /// Replaces `~1` by `/` and `~0` by `~` in one token. Decoding left to right in one pass is

@@ -163,14 +163,12 @@ extension ActionEnvelope {
     /// The wire shape of ``writeWire(into:)`` as a JSON value, for what builds JSON values around
     /// it (an `update` notification, `reel log --json`). Same text when serialized.
     public var wireJSON: JSONValue {
-        var peerMembers: [String: JSONValue] = ["uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid)), "pid": .int(Int64(peer.pid))]
-        if let exe = peer.exe { peerMembers["exe"] = .string(exe) }
         var members: [String: JSONValue] = [
             "seq": JSONValue(seq: seq),
             "type": .string(action.type),
             "payload": action.payload,
             "time": .string(time.rfc3339),
-            "peer": .object(peerMembers),
+            "peer": peer.wireJSON,
         ]
         if let meta { members["meta"] = meta.jsonValue }
         return .object(members)
