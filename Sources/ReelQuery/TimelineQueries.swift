@@ -71,7 +71,9 @@ public struct TimelineQueries<State: StoreState>: Sendable {
 
     /// `blame`: the last change of each leaf under a path.
     public func blame(_ params: BlameParams) throws(StoreError) -> BlameOutcome {
-        let result = try timeline.blame(path: params.path, at: params.at, limit: params.limit, after: params.after)
+        // Blaming the latest state (the usual question) takes the running store's, not a rebuild.
+        let known = params.at == nil ? latest.map { now in let snapshot = now(); return (snapshot.seq, snapshot.state) } : nil
+        let result = try timeline.blame(path: params.path, at: params.at, limit: params.limit, after: params.after, known: known)
         return BlameOutcome(
             seq: result.seq,
             entries: result.entries.map { entry in

@@ -35,13 +35,24 @@ extension Timeline {
     ///   - after: the page starts after this leaf (the `next` of the page before).
     /// - Throws: ``StoreError`` `.pathNotFound` when nothing is at `path` at that seq,
     ///   `.seqOutOfRange` beyond the latest seq.
+    ///   - known: the state at some seq already in memory (a running store's published state),
+    ///     used instead of rebuilding it when `at` is that seq, or `nil` and it is the latest.
     @_specialize(where State == JSONValue)
-    public func blame(path: JSONPointer = .root, at: UInt64? = nil, limit: Int = 1_000, after: JSONPointer? = nil) throws(StoreError) -> BlameResult {
+    public func blame(
+        path: JSONPointer = .root, at: UInt64? = nil, limit: Int = 1_000, after: JSONPointer? = nil, known: (seq: UInt64, state: State)? = nil
+    ) throws(StoreError) -> BlameResult {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
-        let latest = try latestSeq()
-        let seq = at ?? latest
-        guard seq <= latest else { throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq \(latest)") }
-        let value = try Self.slice(try state(at: seq), path: path, seq: seq)
+        let seq: UInt64
+        let state: State
+        if let known, at == nil || at == known.seq {
+            (seq, state) = known
+        } else {
+            let latest = try latestSeq()
+            seq = at ?? latest
+            guard seq <= latest else { throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq \(latest)") }
+            state = try self.state(at: seq)
+        }
+        let value = try Self.slice(state, path: path, seq: seq)
         var leaves: [JSONPointer] = []
         var passedAfter = after == nil
         Self.forEachLeaf(of: value, at: path) { leaf in

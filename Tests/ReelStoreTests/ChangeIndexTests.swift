@@ -174,6 +174,9 @@ import Testing
         // Blame of the whole state at a few seqs: each leaf's last change.
         for seq in [latest, latest / 2, latest / 3 + 1] {
             let blamed = try timeline.blame(at: seq, limit: 100_000)
+            if seq == latest {
+                #expect(try timeline.blame(limit: 100_000, known: (latest, states[Int(latest)])) == blamed, "\(context): blame of a state in memory")
+            }
             var leaves: [JSONPointer] = []
             Timeline<JSONValue>.forEachLeafForTests(of: states[Int(seq)]) { leaves.append($0) }
             #expect(blamed.entries.map(\.path) == leaves, "\(context): the leaves at \(seq)")
