@@ -54,12 +54,19 @@ public struct ChangePostings: Sendable {
     }
 
     private mutating func append(_ seq: UInt64, _ kind: ChangeIndexKind, _ pointer: String) {
-        let key = ListKey(kind: kind, pointer: pointer)
-        if lists[key]?.last == seq { return }
-        lists[key, default: []].append(seq)
+        // One hash of the key: the list is changed in place through the default subscript.
+        lists[ListKey(kind: kind, pointer: pointer), default: []].appendUnlessLast(seq)
     }
 
     public var postingCount: Int { lists.values.reduce(0) { $0 + $1.count } }
+}
+
+extension Array where Element == UInt64 {
+    /// Appends `seq` unless it is already the last element (two pointers of one action that fall
+    /// into one list).
+    fileprivate mutating func appendUnlessLast(_ seq: UInt64) {
+        if last != seq { append(seq) }
+    }
 }
 
 /// Keys and values of the `changes` database.

@@ -126,6 +126,11 @@ enum ChangeIndexWriter {
         // In key order: neighbouring lists share pages.
         let lists = postings.lists.map { (prefix: ChangeIndexKeys.prefix($0.key.kind, $0.key.pointer), seqs: $0.value) }
             .sorted { $0.prefix.lexicographicallyPrecedes($1.prefix) }
+        // Into an index holding only its status (the first commit of a build), every chunk is
+        // appended in key order, the status (key 0xFF, after every list) last: LMDB then fills
+        // its pages, where inserts in order split them in halves.
+        let fresh = try txn.count(in: db) == 1
+        if fresh { try txn.delete(ChangeIndexKeys.statusKey, in: db) }
         for list in lists {
             var seqs = list.seqs[...]
             // The list's newest chunk, filled up first.
@@ -149,7 +154,7 @@ enum ChangeIndexWriter {
                 let part = Array(seqs.prefix(ChangeIndexKeys.chunkCapacity))
                 seqs.removeFirst(part.count)
                 let key = ChangeIndexKeys.key(list.prefix, part[0])
-                try txn.put(ChangeIndexKeys.encode(ChangeIndexKeys.Chunk(first: part[0], seqs: part), key: key), forKey: key, in: db)
+                try txn.put(ChangeIndexKeys.encode(ChangeIndexKeys.Chunk(first: part[0], seqs: part), key: key), forKey: key, in: db, append: fresh)
             }
         }
         status.indexedThrough = last
