@@ -104,23 +104,35 @@ def wait(driver, what, condition, timeout=10):
         return None
 
 
-def wait_for_socket(path, daemon, timeout=60):
-    """Waits until a daemon listens on `path` (a connection is accepted), failing at once if the
-    daemon exits first. Polled with a deadline: the socket's appearing has no event to wait on."""
+def start_daemon(argv, timeout=60):
+    """Starts a daemon and returns it once it is ready: it sends READY=1 to $NOTIFY_SOCKET (as to
+    systemd) once its socket accepts connections. Waits on that message, looking every half second
+    whether the daemon exited instead (then fails at once)."""
+    import select
     import socket as sockets
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if daemon.poll() is not None:
-            raise RuntimeError("the daemon for %s exited with status %s before it listened" % (path, daemon.returncode))
-        probe = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
-        try:
-            probe.connect(path)
-            return
-        except OSError:
-            time.sleep(0.02)
-        finally:
-            probe.close()
-    raise RuntimeError("nothing listened on %s within %d s" % (path, timeout))
+    notify_dir = tempfile.mkdtemp(prefix="reel-notify-")
+    path = os.path.join(notify_dir, "notify")
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
+    listener.bind(path)
+    process = subprocess.Popen(argv, env=dict(os.environ, NOTIFY_SOCKET=path))
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([listener], [], [], 0.5)
+            if readable:
+                if b"READY=1" in listener.recv(4096).split(b"\n"):
+                    return process
+            elif process.poll() is not None:
+                raise RuntimeError("%s exited with status %s before it was ready" % (argv[0], process.returncode))
+        raise RuntimeError("%s did not say READY=1 within %d s" % (argv[0], timeout))
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        # Later notifications (STATUS=, STOPPING=1) find no socket, which the daemon ignores.
+        listener.close()
+        shutil.rmtree(notify_dir, ignore_errors=True)
 
 
 def attribute(driver, selector, name):
@@ -600,10 +612,9 @@ def node_checks(driver, bin_dir, work, shots):
     value is `reel blame`'s at the seq the page shows, and travels there; at 1024 and 1400 px the
     blame stays inside the tree."""
     data, socket = os.path.join(work, "cart-data"), os.path.join(work, "cart.sock")
-    daemon = subprocess.Popen([os.path.join(bin_dir, "reeld"), "--data-dir", data, "--socket", socket, "--log-level", "warning"])
+    daemon = start_daemon([os.path.join(bin_dir, "reeld"), "--data-dir", data, "--socket", socket, "--log-level", "warning"])
     ui = None
     try:
-        wait_for_socket(socket, daemon)
         source = ["--socket", socket]
         for kind, payload in CART_HISTORY:
             reel(bin_dir, "dispatch", kind, json.dumps(payload), *source)
@@ -728,8 +739,7 @@ def start_rpg(bin_dir, work):
     with open(ndjson, "w") as handle:
         handle.write("\n".join(lines) + "\n")
     reel(bin_dir, "import", ndjson, "--data-dir", data, program="reel-rpg")
-    daemon = subprocess.Popen([os.path.join(bin_dir, "reel-rpg"), "serve", "--data-dir", data, "--socket", socket, "--log-level", "warning"])
-    wait_for_socket(socket, daemon)
+    daemon = start_daemon([os.path.join(bin_dir, "reel-rpg"), "serve", "--data-dir", data, "--socket", socket, "--log-level", "warning"])
     for kind, payload in RPG_TODAY:
         reel(bin_dir, "dispatch", kind, json.dumps(payload), "--socket", socket, program="reel-rpg")
     return daemon, socket
@@ -743,11 +753,10 @@ def main():
     bin_dir = os.path.abspath(arguments.bin)
     work = tempfile.mkdtemp(prefix="reel-ui-browser-")
     data, socket = os.path.join(work, "data"), os.path.join(work, "reel.sock")
-    daemons = [subprocess.Popen([os.path.join(bin_dir, "reeld"), "--data-dir", data, "--socket", socket, "--log-level", "warning"])]
+    daemons = [start_daemon([os.path.join(bin_dir, "reeld"), "--data-dir", data, "--socket", socket, "--log-level", "warning"])]
     driver = None
     processes = []
     try:
-        wait_for_socket(socket, daemons[0])
         for action, payload in (("set", '{"path":"/character","value":{"hp":10,"name":"Ada"}}'),
                                 ("increment", '{"path":"/character/hp","by":-4}'),
                                 ("set", '{"path":"/items","value":["sword","shield"]}'),
