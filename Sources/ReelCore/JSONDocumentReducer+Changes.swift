@@ -9,8 +9,8 @@ import ReelJSON
 /// `patch` whose operations touch unrelated places (none is at, above or below another, and no
 /// two insert into or remove from one array). Anything else (a `patch` whose operations build on
 /// one another, a payload the reducer will refuse) answers `false`, and the caller compares the
-/// states before and after instead. The caller applies the action after asking, and discards
-/// what was recorded if the reducer refuses it.
+/// states before and after instead, discarding what was recorded on the way (as it does when the
+/// reducer refuses the action, which it applies after asking).
 extension JSONDocumentReducer {
     public static func predictChanges(of action: ActionEnvelope, in state: JSONValue, into recorder: inout JSONChangeRecorder) -> Bool {
         let payload = action.payload
@@ -141,32 +141,31 @@ extension JSONDocumentReducer {
                 if earlier.reads.contains(where: { read in later.writes.contains { related(read, $0) } }) { return false }
             }
         }
-        var scratch = recorder
+        // A `false` on the way leaves part of the patch recorded: the caller starts the edit over.
         for operation in patch.operations {
             let predicted: Bool
             switch operation {
             case .add(let path, let value):
-                predicted = predictAdd(value, at: path.tokens, replacing: false, in: state, into: &scratch)
+                predicted = predictAdd(value, at: path.tokens, replacing: false, in: state, into: &recorder)
             case .remove(let path):
-                predicted = predictRemove(at: path.tokens, in: state, into: &scratch)
+                predicted = predictRemove(at: path.tokens, in: state, into: &recorder)
             case .replace(let path, let value):
                 guard let old = state.value(at: path) else { return false }
-                scratch.record(at: path.tokens, from: old, to: value)
+                recorder.record(at: path.tokens, from: old, to: value)
                 predicted = true
             case .move(let from, let path):
                 if from == path { continue }
                 guard let value = state.value(at: from) else { return false }
-                predicted = predictRemove(at: from.tokens, in: state, into: &scratch)
-                    && predictAdd(value, at: path.tokens, replacing: false, in: state, into: &scratch)
+                predicted = predictRemove(at: from.tokens, in: state, into: &recorder)
+                    && predictAdd(value, at: path.tokens, replacing: false, in: state, into: &recorder)
             case .copy(let from, let path):
                 guard let value = state.value(at: from) else { return false }
-                predicted = predictAdd(value, at: path.tokens, replacing: false, in: state, into: &scratch)
+                predicted = predictAdd(value, at: path.tokens, replacing: false, in: state, into: &recorder)
             case .test:
                 continue
             }
             guard predicted else { return false }
         }
-        recorder = scratch
         return true
     }
 

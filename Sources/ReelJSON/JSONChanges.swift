@@ -21,16 +21,27 @@ public struct JSONChanges: Sendable, Equatable {
     public var isEmpty: Bool { changed.isEmpty }
 }
 
-/// Builds the ``JSONChanges`` of one edit, from the values it replaces and the values that replace
-/// them, within a budget of pointers (``budget``): past it, changes below a pointer are left
-/// unfollowed rather than listed one by one.
+/// Builds what each of a run of edits changed (one at a time: ``startEdit()`` between them), from
+/// the values it replaces and the values that replace them, within a budget of pointers per edit
+/// (``budget``): past it, changes below a pointer are left unfollowed rather than listed one by
+/// one.
 ///
-/// Pointers are passed as their escaped string form (``JSONPointer/description``) and extended one
-/// token at a time, so a deep path costs one string per level, not one per ancestor per record.
+/// Pointers are interned in ``tree`` for the whole run, so the edits of one commit that change
+/// the same pointers (every edit changes the root) name them by number: ``changedNodes`` and
+/// ``unfollowedNodes`` list the current edit's, each once.
 public struct JSONChangeRecorder: Sendable {
-    public private(set) var changes = JSONChanges()
-    /// How many more pointers may be listed below the ones recorded so far.
+    public private(set) var tree = PointerTree()
+    /// The pointers the current edit changed, each ancestor included, each once.
+    public private(set) var changedNodes: [PointerTree.Node] = []
+    /// The changed pointers under which the current edit's change was not followed.
+    public private(set) var unfollowedNodes: [PointerTree.Node] = []
+    /// How many more pointers the current edit may list below the ones recorded so far.
     public private(set) var budget: Int
+    private let editBudget: Int
+    /// Per node, the edit that last marked it changed (`edit` is the current one): marking is a
+    /// comparison, not a set insertion.
+    private var marks: [UInt32] = [0]
+    private var edit: UInt32 = 1
 
     /// The default budget of one action: what an ordinary action lists is far below it, and an
     /// index entry per pointer stays within a few kilobytes per action.
@@ -38,14 +49,50 @@ public struct JSONChangeRecorder: Sendable {
 
     public init(budget: Int = defaultBudget) {
         self.budget = budget
+        editBudget = budget
+    }
+
+    /// Forgets what the current edit recorded (the pointers stay interned) and starts another.
+    public mutating func startEdit() {
+        changedNodes.removeAll(keepingCapacity: true)
+        unfollowedNodes.removeAll(keepingCapacity: true)
+        budget = editBudget
+        edit &+= 1
+        if edit == 0 {
+            for index in marks.indices { marks[index] = 0 }
+            edit = 1
+        }
+    }
+
+    /// What the current edit changed, as pointer strings.
+    public var changes: JSONChanges {
+        JSONChanges(
+            changed: Set(changedNodes.map { tree.pointer(of: $0) }),
+            unfollowed: Set(unfollowedNodes.map { tree.pointer(of: $0) })
+        )
+    }
+
+    /// Whether the current edit changed the value at `path` for certain: `true` when it is listed,
+    /// `false` when neither it nor an ancestor under which a change went unfollowed is, `nil`
+    /// when only the documents can tell.
+    public func changed(_ path: JSONPointer) -> Bool? {
+        if let node = tree.existing(path.tokens), marks[Int(node)] == edit { return true }
+        guard !unfollowedNodes.isEmpty else { return false }
+        var node = PointerTree.root
+        for token in path.tokens {
+            if unfollowedNodes.contains(node) { return nil }
+            guard let next = tree.existing(CollectionOfOne(token), from: node) else { return false }
+            node = next
+        }
+        return false
     }
 
     /// Records that the value at `tokens` goes from `old` to `new` (`nil`: absent). Nothing is
     /// recorded when they are equal.
     public mutating func record(at tokens: [String], from old: JSONValue?, to new: JSONValue?) {
         guard old != new else { return }
-        let pointer = markChanged(tokens)
-        follow(pointer, from: old, to: new)
+        let node = markChanged(tokens)
+        follow(node, from: old, to: new)
     }
 
     /// Records that the array at `tokens`, whose elements were `old`, now has `newCount` elements,
@@ -54,10 +101,10 @@ public struct JSONChangeRecorder: Sendable {
     public mutating func recordShift(
         at tokens: [String], old: [JSONValue], start: Int, newCount: Int, element: (Int) -> JSONValue?
     ) {
-        let pointer = markChanged(tokens)
+        let node = markChanged(tokens)
         let end = max(old.count, newCount)
         guard end - start <= budget else {
-            changes.unfollowed.insert(pointer)
+            markUnfollowed(node)
             return
         }
         budget -= end - start
@@ -65,30 +112,46 @@ public struct JSONChangeRecorder: Sendable {
             let before: JSONValue? = index < old.count ? .some(old[index]) : .none
             let after: JSONValue? = index < newCount ? element(index) : .none
             guard before != after else { continue }
-            let child = Self.appending(String(index), to: pointer)
-            changes.changed.insert(child)
+            let child = mark(child(of: node, String(index)))
             follow(child, from: before, to: after)
         }
     }
 
     /// Records that the value at `tokens` changed in ways not followed below it.
     public mutating func recordUnfollowed(at tokens: [String]) {
-        changes.unfollowed.insert(markChanged(tokens))
+        markUnfollowed(markChanged(tokens))
     }
 
-    /// Marks `tokens` and every ancestor as changed; returns the pointer's string.
-    private mutating func markChanged(_ tokens: [String]) -> String {
-        var pointer = ""
-        changes.changed.insert(pointer)
-        for token in tokens {
-            pointer = Self.appending(token, to: pointer)
-            changes.changed.insert(pointer)
+    /// Marks `tokens` and every ancestor as changed; returns its node.
+    private mutating func markChanged(_ tokens: [String]) -> PointerTree.Node {
+        var node = mark(PointerTree.root)
+        for token in tokens { node = mark(child(of: node, token)) }
+        return node
+    }
+
+    private mutating func child(of node: PointerTree.Node, _ token: String) -> PointerTree.Node {
+        let child = tree.child(of: node, token)
+        if Int(child) == marks.count { marks.append(0) }
+        return child
+    }
+
+    @discardableResult
+    private mutating func mark(_ node: PointerTree.Node) -> PointerTree.Node {
+        if marks[Int(node)] != edit {
+            marks[Int(node)] = edit
+            changedNodes.append(node)
         }
-        return pointer
+        return node
     }
 
-    /// Lists what differs under `pointer` (already marked changed) between `old` and `new`.
-    private mutating func follow(_ pointer: String, from old: JSONValue?, to new: JSONValue?) {
+    private mutating func markUnfollowed(_ node: PointerTree.Node) {
+        if !unfollowedNodes.contains(node) { unfollowedNodes.append(node) }
+    }
+
+    /// Lists what differs under `node` (already marked changed) between `old` and `new`.
+    private mutating func follow(_ node: PointerTree.Node, from old: JSONValue?, to new: JSONValue?) {
+        // A scalar replacing a scalar (most edits) has nothing below it.
+        guard old?.hasChildren == true || new?.hasChildren == true else { return }
         var differing: [(token: String, old: JSONValue?, new: JSONValue?)] = []
         switch (old, new) {
         case let (.object(a)?, .object(b)?):
@@ -112,13 +175,12 @@ public struct JSONChangeRecorder: Sendable {
         }
         guard !differing.isEmpty else { return }
         guard differing.count <= budget else {
-            changes.unfollowed.insert(pointer)
+            markUnfollowed(node)
             return
         }
         budget -= differing.count
         for entry in differing {
-            let child = Self.appending(entry.token, to: pointer)
-            changes.changed.insert(child)
+            let child = mark(child(of: node, entry.token))
             follow(child, from: entry.old, to: entry.new)
         }
     }
@@ -144,5 +206,16 @@ public struct JSONChangeRecorder: Sendable {
         var result = pointer
         JSONPointer.append(token, to: &result)
         return result
+    }
+}
+
+extension JSONValue {
+    /// An object or array with at least one member.
+    fileprivate var hasChildren: Bool {
+        switch self {
+        case .object(let members): !members.isEmpty
+        case .array(let elements): !elements.isEmpty
+        default: false
+        }
     }
 }

@@ -26,39 +26,66 @@ public struct ChangeIndexStatus: Sendable, Equatable {
 
 /// What a run of consecutive actions changed, gathered into the index's lists before they are
 /// written: one list of seqs per (kind, pointer).
+///
+/// Each action is recorded into ``recorder`` between ``startAction()`` and
+/// ``endAction(seq:)``; its pointers are interned for the whole run, so a list is found by the
+/// pointer's number (an array index), and its string is built once, when the lists are written.
 public struct ChangePostings: Sendable {
-    struct ListKey: Hashable, Sendable {
-        var kind: ChangeIndexKind
-        var pointer: String
-    }
-
-    private(set) var lists: [ListKey: [UInt64]] = [:]
+    /// Records the current action's changes; interns the run's pointers.
+    public var recorder = JSONChangeRecorder()
+    /// The `changed` list of each pointer of ``recorder``'s tree, by node (empty for most).
+    private var changedLists: [[UInt64]] = []
+    /// The `unfollowed` lists, by node: far fewer.
+    private var unfollowedLists: [PointerTree.Node: [UInt64]] = [:]
     /// The seqs covered: every action of this run, whether it changed anything or not.
     public private(set) var first: UInt64?
     public private(set) var last: UInt64?
 
     public init() {}
 
-    /// Adds the changes of `seq`, the next action of the run.
-    public mutating func add(_ changes: JSONChanges, seq: UInt64) {
+    /// Starts recording the next action of the run.
+    public mutating func startAction() {
+        recorder.startEdit()
+    }
+
+    /// Adds what ``recorder`` recorded since ``startAction()`` as the changes of `seq`.
+    public mutating func endAction(seq: UInt64) {
         if first == nil { first = seq }
         last = seq
-        for pointer in changes.changed {
-            if let fitting = ChangeIndexKeys.fitting(pointer) {
-                if fitting == pointer { append(seq, .changed, pointer) } else { append(seq, .unfollowed, fitting) }
+        let tree = recorder.tree
+        if changedLists.count < tree.count { changedLists.append(contentsOf: repeatElement([], count: tree.count - changedLists.count)) }
+        for node in recorder.changedNodes {
+            if tree.byteCount(of: node) <= ChangeIndexKeys.maxPointerBytes {
+                changedLists[Int(node)].appendUnlessLast(seq)
+            } else {
+                unfollowedLists[Self.fitting(node, in: tree), default: []].appendUnlessLast(seq)
             }
         }
-        for pointer in changes.unfollowed {
-            if let fitting = ChangeIndexKeys.fitting(pointer) { append(seq, .unfollowed, fitting) }
+        for node in recorder.unfollowedNodes {
+            unfollowedLists[Self.fitting(node, in: tree), default: []].appendUnlessLast(seq)
         }
     }
 
-    private mutating func append(_ seq: UInt64, _ kind: ChangeIndexKind, _ pointer: String) {
-        // One hash of the key: the list is changed in place through the default subscript.
-        lists[ListKey(kind: kind, pointer: pointer), default: []].appendUnlessLast(seq)
+    /// `node`, or its nearest ancestor short enough to be a key (LMDB's keys are at most 511
+    /// bytes): a longer pointer's changes are listed as unfollowed changes of that ancestor.
+    private static func fitting(_ node: PointerTree.Node, in tree: PointerTree) -> PointerTree.Node {
+        var node = node
+        while tree.byteCount(of: node) > ChangeIndexKeys.maxPointerBytes, let parent = tree.parent(of: node) { node = parent }
+        return node
     }
 
-    public var postingCount: Int { lists.values.reduce(0) { $0 + $1.count } }
+    /// Every non-empty list, with its pointer's string.
+    var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] {
+        let tree = recorder.tree
+        var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] = []
+        for (node, seqs) in changedLists.enumerated() where !seqs.isEmpty {
+            lists.append((.changed, tree.pointer(of: PointerTree.Node(node)), seqs))
+        }
+        for (node, seqs) in unfollowedLists { lists.append((.unfollowed, tree.pointer(of: node), seqs)) }
+        return lists
+    }
+
+    public var postingCount: Int { changedLists.reduce(0) { $0 + $1.count } + unfollowedLists.values.reduce(0) { $0 + $1.count } }
 }
 
 extension Array where Element == UInt64 {
@@ -83,25 +110,8 @@ enum ChangeIndexKeys {
     static let chunkVersion: UInt8 = 1
     static let statusKey: [UInt8] = [0xFF]
     /// LMDB's keys are at most 511 bytes: a longer pointer's changes are listed as unfollowed
-    /// changes of its longest ancestor that fits.
+    /// changes of its longest ancestor that fits (``ChangePostings``).
     static let maxPointerBytes = 400
-
-    /// `pointer`, or its longest ancestor short enough to be a key; `nil` never (the root fits).
-    static func fitting(_ pointer: String) -> String? {
-        let utf8 = pointer.utf8
-        guard utf8.count > maxPointerBytes else { return pointer }
-        // Escaped tokens hold no raw '/', so every '/' starts a token: the prefix before one is
-        // an ancestor.
-        var cut = utf8.startIndex
-        var index = utf8.startIndex
-        var offset = 0
-        while index != utf8.endIndex, offset <= maxPointerBytes {
-            if utf8[index] == UInt8(ascii: "/") { cut = index }
-            utf8.formIndex(after: &index)
-            offset += 1
-        }
-        return String(pointer[..<cut])
-    }
 
     static func prefix(_ kind: ChangeIndexKind, _ pointer: String) -> [UInt8] {
         let bytes = Array(pointer.utf8)

@@ -7,7 +7,7 @@ public protocol ChangeIndexFeed: AnyObject, Sendable {
     /// The postings of these actions, about to be committed right after the ones already indexed;
     /// `nil` when the feed cannot tell (it is not caught up with the index). Called on the
     /// committing thread, one commit at a time, outside any transaction.
-    func postings(forRecords records: [(seq: UInt64, bytes: [UInt8])]) -> ChangePostings?
+    func postings(for actions: [ActionEnvelope]) -> ChangePostings?
     /// The postings last returned were not written (the commit failed, or the index had moved):
     /// the feed must find its place again before it answers more.
     func postingsNotWritten()
@@ -124,7 +124,7 @@ enum ChangeIndexWriter {
             var status = try? status(txn, db), status.indexedThrough == first - 1
         else { return false }
         // In key order: neighbouring lists share pages.
-        let lists = postings.lists.map { (prefix: ChangeIndexKeys.prefix($0.key.kind, $0.key.pointer), seqs: $0.value) }
+        let lists = postings.lists.map { (prefix: ChangeIndexKeys.prefix($0.kind, $0.pointer), seqs: $0.seqs) }
             .sorted { $0.prefix.lexicographicallyPrecedes($1.prefix) }
         // Into an index holding only its status (the first commit of a build), every chunk is
         // appended in key order, the status (key 0xFF, after every list) last: LMDB then fills

@@ -104,7 +104,7 @@ extension DataDirectory {
         // The change index's entries are worked out before the transaction, whose body may run
         // again after the map grows, and written in it, with the actions they describe.
         let feed = batch.records.isEmpty ? nil : changeFeed.withLock { $0 }
-        let postings = feed?.postings(forRecords: batch.records)
+        let postings = feed.flatMap { feed in Self.actions(of: batch).flatMap { feed.postings(for: $0) } }
         let written: Bool
         do {
             written = try Self.commit(batch, env: env, databases: (log, dedup, checkpoints), changes: changes.flatMap { db in postings.map { (db, $0) } })
@@ -113,6 +113,22 @@ extension DataDirectory {
             throw error
         }
         if postings != nil, !written { feed?.postingsNotWritten() }
+    }
+
+    /// The actions of `batch`: as the writer had them, or decoded from the records (a batch the
+    /// journal replayed at open, or the importer's); `nil` when a record does not decode.
+    private static func actions(of batch: EncodedBatch) -> [ActionEnvelope]? {
+        if batch.envelopes.count == batch.records.count { return batch.envelopes }
+        var actions: [ActionEnvelope] = []
+        actions.reserveCapacity(batch.records.count)
+        for record in batch.records {
+            let decoded = record.bytes.withUnsafeBytes { bytes in
+                Result { () throws(StorageError) in try EnvelopeCodec.decode(seq: record.seq, from: bytes) }
+            }
+            guard case .success(let action) = decoded else { return nil }
+            actions.append(action)
+        }
+        return actions
     }
 
     /// - Returns: whether `changes`' postings were written (only when they continue the index).

@@ -1,8 +1,13 @@
+import ReelCore
 import Foundation
 
 /// The bytes one or more commits put into LMDB, encoded ahead of the transaction.
 struct EncodedBatch: Sendable {
     var records: [(seq: UInt64, bytes: [UInt8])] = []
+    /// The actions of `records`, when whoever encoded them still had them decoded (the store's
+    /// writer): the change index's feed folds these instead of decoding the records again.
+    /// Either empty or one per record.
+    var envelopes: [ActionEnvelope] = []
     var dedup: [(key: [UInt8], value: [UInt8])] = []
     /// Checkpoints, encoded by whoever commits (``DataDirectory/commit(_:env:databases:)``): a
     /// checkpoint's record copies and checksums the whole state, which stays off the
@@ -13,6 +18,7 @@ struct EncodedBatch: Sendable {
 
     init(_ batch: CommitBatch) {
         records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
+        envelopes = batch.envelopes
         append(dedup: batch.dedup)
         checkpoints = batch.checkpoints
     }
@@ -32,6 +38,11 @@ struct EncodedBatch: Sendable {
     }
 
     mutating func append(_ other: EncodedBatch) {
+        if envelopes.count == records.count, other.envelopes.count == other.records.count {
+            envelopes += other.envelopes
+        } else {
+            envelopes.removeAll()
+        }
         records += other.records
         dedup += other.dedup
         checkpoints += other.checkpoints

@@ -91,26 +91,19 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
         directory.attachChangeIndexFeed(indexer)
     }
 
-    func postings(forRecords records: [(seq: UInt64, bytes: [UInt8])]) -> ChangePostings? {
-        guard let directory, let first = records.first?.seq else { return nil }
+    func postings(for actions: [ActionEnvelope]) -> ChangePostings? {
+        guard let directory, let first = actions.first?.seq else { return nil }
         let timeline = Timeline(directory: directory, definition: definition)
         return position.withLock { (current: inout Position?) -> ChangePostings? in
             guard var place = current.take(), place.seq == first - 1 else { return nil }
             do throws(StoreError) {
                 var postings = ChangePostings()
-                for record in records {
-                    let decoded = record.bytes.withUnsafeBytes { bytes in
-                        Result { () throws(StorageError) in try EnvelopeCodec.decode(seq: record.seq, from: bytes) }
-                    }
-                    let envelope: ActionEnvelope
-                    do throws(StorageError) {
-                        envelope = try decoded.get()
-                    } catch {
-                        throw StoreError(error)
-                    }
-                    postings.add(try timeline.foldRecordingChanges(envelope, into: &place.state), seq: record.seq)
+                for action in actions {
+                    postings.startAction()
+                    try timeline.foldRecordingChanges(action, into: &place.state, recorder: &postings.recorder)
+                    postings.endAction(seq: action.seq)
                 }
-                place.seq = records.last!.seq
+                place.seq = actions.last!.seq
                 current = place
                 return postings
             } catch {
@@ -127,30 +120,33 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
 }
 
 extension Timeline {
-    /// Folds `envelope` into `state` and says what it changed: predicted from the payload when
-    /// the definition can (``StoreDefinition/predictChanges``), else by comparing the states
-    /// before and after as JSON. An action the reducers refuse changes nothing.
+    /// Folds `envelope` into `state` and records what it changed into `recorder` (whose current
+    /// edit is empty): predicted from the payload when the definition can
+    /// (``StoreDefinition/predictChanges``), else by comparing the states before and after as
+    /// JSON. An action the reducers refuse changes nothing.
     @_specialize(where State == JSONValue)
-    func foldRecordingChanges(_ envelope: ActionEnvelope, into state: inout State) throws(StoreError) -> JSONChanges {
+    func foldRecordingChanges(
+        _ envelope: ActionEnvelope, into state: inout State, recorder: inout JSONChangeRecorder
+    ) throws(StoreError) {
         let fold = self.fold
         let stateAt = { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
-        var recorder = JSONChangeRecorder()
         if let predict = definition.predictChanges, predict(state, envelope, &recorder) {
             do {
                 try fold.apply(envelope, to: &state, stateAt: stateAt)
             } catch where error.code == .rejected || error.code == .unknownActionType {
-                return JSONChanges()
+                recorder.startEdit()
             }
-            return recorder.changes
+            return
         }
+        // A prediction that gave up may have recorded part of the action.
+        recorder.startEdit()
         let before = state
         do {
             try fold.apply(envelope, to: &state, stateAt: stateAt)
         } catch where error.code == .rejected || error.code == .unknownActionType {
-            return JSONChanges()
+            return
         }
         recorder.record(at: [], from: try before.jsonValueOrThrow(seq: envelope.seq - 1), to: try state.jsonValueOrThrow(seq: envelope.seq))
-        return recorder.changes
     }
 
     /// The change index's postings of `first…last`, folding them into `state` (the state at
@@ -162,7 +158,9 @@ extension Timeline {
         do {
             try directory.forEachEnvelopeReadingAhead(from: first, through: last) { envelope in
                 do throws(StoreError) {
-                    postings.add(try foldRecordingChanges(envelope, into: &state), seq: envelope.seq)
+                    postings.startAction()
+                    try foldRecordingChanges(envelope, into: &state, recorder: &postings.recorder)
+                    postings.endAction(seq: envelope.seq)
                     return true
                 } catch {
                     failure = error

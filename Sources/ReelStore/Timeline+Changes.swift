@@ -181,26 +181,14 @@ struct ChangeWalk<State: StoreState> {
         let beforeJSON: JSONValue? = paths.contains { !$0.isRoot } ? .some(try current.jsonValueOrThrow(seq: seq)) : .none
         let before: [JSONValue?] = paths.map { path in path.isRoot ? .none : beforeJSON.flatMap { $0.value(at: path) } }
         _ = consume beforeJSON
-        let changes = try timeline.foldRecordingChanges(envelope, into: &current)
-        let afterJSON: JSONValue? = changes.unfollowed.isEmpty ? .none : .some(try current.jsonValueOrThrow(seq: next))
+        var recorder = JSONChangeRecorder()
+        try timeline.foldRecordingChanges(envelope, into: &current, recorder: &recorder)
+        let afterJSON: JSONValue? = recorder.unfollowedNodes.isEmpty ? .none : .some(try current.jsonValueOrThrow(seq: next))
         let answers = paths.enumerated().map { index, path -> Bool in
-            let pointer = path.description
-            if changes.changed.contains(pointer) { return true }
-            guard Self.hasUnfollowedAncestor(path, in: changes) else { return false }
-            return before[index] != afterJSON.flatMap { $0.value(at: path) }
+            recorder.changed(path) ?? (before[index] != afterJSON.flatMap { $0.value(at: path) })
         }
         state = current
         seq = next
         return answers
-    }
-
-    static func hasUnfollowedAncestor(_ path: JSONPointer, in changes: JSONChanges) -> Bool {
-        guard !changes.unfollowed.isEmpty else { return false }
-        var ancestor = ""
-        for token in path.tokens {
-            if changes.unfollowed.contains(ancestor) { return true }
-            ancestor = JSONChangeRecorder.appending(token, to: ancestor)
-        }
-        return false
     }
 }
