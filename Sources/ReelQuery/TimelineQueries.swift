@@ -119,9 +119,9 @@ public struct TimelineQueries<State: StoreState>: Sendable {
         if let to = params.to { last = to } else { last = try timeline.latestSeq() }
         let report = progress
         let result = try timeline.find(
-            from: params.from, to: params.to, limit: params.limit,
+            params.condition, from: params.from, to: params.to, limit: params.limit,
             progress: { seq in report(Int(clamping: seq), Int(clamping: last)) }
-        ) { params.condition.holds(in: $0) }
+        )
         return FindOutcome(
             ranges: result.ranges.map { FindOutcome.Range(from: $0.from, to: $0.to) }, through: result.through, next: result.next
         )

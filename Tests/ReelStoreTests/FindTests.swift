@@ -96,6 +96,75 @@ import Testing
         }
     }
 
+    /// A log over a nested path whose ancestors come and go and change kind (objects, arrays,
+    /// scalars), reached by every stock action type, patches that read elsewhere, and reverts.
+    static func nestedStore(_ count: Int, seed: UInt64, in directory: borrowing TemporaryDirectory) async throws -> Store<JSONValue> {
+        var random = SplitMix(state: seed)
+        let store = try Store(
+            path: directory.sub("data"), definition: .stock, options: StoreOptions(checkpointEvery: 29, storage: .init(durable: false))
+        )
+        var seq: UInt64 = 0
+        while seq < UInt64(count) {
+            let n = JSONValue.int(Int64.random(in: 0...9, using: &random))
+            let action: Action
+            switch Int.random(in: 0..<16, using: &random) {
+            case 0 where seq > 2: action = Action(type: "@revert", payload: ["to": .int(Int64(UInt64.random(in: 1..<seq, using: &random)))])
+            case 1: action = Action(type: "set", payload: ["path": "/a", "value": ["b": ["c": n, "d": 1]]])
+            case 2: action = Action(type: "set", payload: ["path": "/a", "value": [["c": n]]])
+            case 3: action = Action(type: "set", payload: ["path": "/a/b", "value": ["c": n]])
+            case 4: action = Action(type: "merge", payload: ["a": ["b": ["c": n]]])
+            case 5: action = Action(type: "merge", payload: ["a": nil])
+            case 6: action = Action(type: "remove", payload: ["path": "/a/b"])
+            case 7: action = Action(type: "patch", payload: [["op": "add", "path": "/a/b/c", "value": n]])
+            case 8: action = Action(type: "patch", payload: [["op": "test", "path": "/x", "value": n], ["op": "replace", "path": "/a/b/c", "value": n]])
+            case 9: action = Action(type: "patch", payload: [["op": "copy", "from": "/x", "path": "/a/b/c"]])
+            case 10: action = Action(type: "set", payload: ["path": "/x", "value": n])
+            case 11: action = Action(type: "increment", payload: ["path": "/a/b/c", "by": n])
+            case 12: action = Action(type: "set", payload: ["path": "/a", "value": n])
+            case 13: action = Action(type: "set", payload: ["path": "/a/b/e", "value": n])
+            case 14: action = Action(type: "patch", payload: [["op": "move", "from": "/a/b/c", "path": "/x"]])
+            default: action = Action(type: "append", payload: ["path": "/a/b/c", "value": n])
+            }
+            do {
+                try await store.dispatch(action)
+                seq += 1
+            } catch {
+                continue  // refused by the reducer: nothing logged
+            }
+        }
+        return store
+    }
+
+    /// `find` by a condition goes from change to change of its path (through a skeleton of the
+    /// state); its runs are those of every seq, whole and page by page, whatever happens above
+    /// the path.
+    @Test(arguments: [4, 5, 6, 7] as [UInt64])
+    func aConditionIsAskedOnlyWhereItsPathChangedAndFindsTheSameRuns(seed: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.nestedStore(260, seed: seed, in: directory)
+        defer { Task { await store.close() } }
+        let timeline = store.timeline
+        let latest = try timeline.latestSeq()
+        #expect(timeline.indexedThrough() > 0)
+        let conditions = ["/a/b/c >= 5", "exists /a/b/c", "missing /a/b", "/a/b/c == 3", "exists /a/b/e", "/x < 4"]
+            .map { try! JSONCondition(parsing: $0) }
+        for condition in conditions {
+            for (from, to) in [(1, latest), (latest / 3, latest * 2 / 3), (latest, latest)] as [(UInt64, UInt64)] {
+                let expected = try Self.bruteForce(timeline, from: from, to: to, latest: latest, condition)
+                let found = try timeline.find(condition, from: from, to: to)
+                #expect(found.ranges == expected, "\(condition) in \(from)…\(to), seed \(seed)")
+                var paged: [SeqRange] = []
+                var next: UInt64? = from
+                while let start = next {
+                    let page = try timeline.find(condition, from: start, to: to, limit: 1)
+                    paged += page.ranges
+                    next = page.next
+                }
+                #expect(paged == expected, "\(condition) in \(from)…\(to) by pages of 1, seed \(seed)")
+            }
+        }
+    }
+
     @Test func aWindowBeyondTheLogIsRefused() async throws {
         let directory = try TemporaryDirectory()
         let store = try await Self.randomStore(10, seed: 9, every: 100, in: directory)

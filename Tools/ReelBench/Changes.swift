@@ -119,7 +119,7 @@ extension ReelBench {
         var runs = 0
         for _ in 0..<3 {
             let start = clock.now
-            let found = try timeline.find(limit: 100_000) { condition.holds(in: $0) }
+            let found = try timeline.find(condition, limit: 100_000)
             findSeconds.append((clock.now - start).seconds)
             runs = found.ranges.count
         }

@@ -1,0 +1,138 @@
+import ReelCore
+import ReelJSON
+
+extension Timeline {
+    /// ``find(from:to:limit:progress:where:)`` for a condition on one path: asked only at the seqs
+    /// whose action changed that path, which the change index lists, instead of after every
+    /// action. Falls back to folding every action where that does not apply (see
+    /// ``PathSkeleton``): another reducer than the stock one, a path through array indices.
+    @_specialize(where State == JSONValue)
+    public func find(
+        _ condition: JSONCondition, from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, progress: ((UInt64) -> Void)? = nil
+    ) throws(StoreError) -> FindResult {
+        if definition.reducer is JSONDocumentReducer, PathSkeleton.follows(condition.pointer), indexedThrough() > 0 {
+            return try findAtChanges(condition, from: from, to: to, limit: limit, progress: progress)
+        }
+        return try find(from: from, to: to, limit: limit, progress: progress) { condition.holds(in: $0) }
+    }
+
+    /// The value at the condition's path is carried from change to change in a ``PathSkeleton``:
+    /// the state at `from` is rebuilt once, then each action that changed the path is applied to
+    /// the skeleton alone. An action the skeleton cannot take (it reads something the skeleton
+    /// lacks) is applied to the whole state before it, rebuilt from the nearest checkpoint.
+    private func findAtChanges(
+        _ condition: JSONCondition, from: UInt64, to: UInt64?, limit: Int, progress: ((UInt64) -> Void)?
+    ) throws(StoreError) -> FindResult {
+        let latest = try latestSeq()
+        let last = to ?? latest
+        guard last <= latest else { throw StoreError(.seqOutOfRange, "seq \(last) is beyond the latest seq \(latest)") }
+        let first = max(from, 1)
+        guard first <= last else {
+            guard first <= latest else { throw StoreError(.seqOutOfRange, "seq \(first) is beyond the latest seq \(latest)") }
+            throw StoreError(.seqOutOfRange, "from (\(first)) is past to (\(last))")
+        }
+        let path = condition.pointer
+        var result = FindResult(ranges: [], next: nil, through: last, actionsReplayed: 0)
+        let start = try reconstruct(at: first)
+        result.actionsReplayed = start.replayed
+        var skeleton = PathSkeleton(path: path, state: try start.state.jsonValueOrThrow(seq: first))
+        var open: UInt64? = condition.holds(forValueAtPointer: skeleton.value) ? first : nil
+        var cursor = first + 1
+        pages: while cursor <= last {
+            let page = try changedSeqs(path: path, from: cursor, through: last, limit: 4_096)
+            for seq in page.seqs {
+                try advance(&skeleton, to: seq, result: &result)
+                if let progress, result.actionsReplayed & 0xFFF == 0 { progress(seq) }
+                let holds = condition.holds(forValueAtPointer: skeleton.value)
+                if holds, open == nil {
+                    open = seq
+                } else if !holds, let runStart = open {
+                    result.ranges.append(SeqRange(from: runStart, to: seq - 1))
+                    open = nil
+                    if result.ranges.count >= limit, seq < last {
+                        result.next = seq + 1
+                        result.through = seq
+                        break pages
+                    }
+                }
+            }
+            guard let next = page.next else { break }
+            cursor = next
+        }
+        if result.next == nil, let runStart = open {
+            result.ranges.append(SeqRange(from: runStart, to: last == latest ? nil : last))
+        }
+        return result
+    }
+
+    /// Applies the action at `seq` to `skeleton`, or, when the skeleton cannot take it, rebuilds
+    /// the whole state at `seq` and takes the skeleton from it.
+    private func advance(_ skeleton: inout PathSkeleton, to seq: UInt64, result: inout FindResult) throws(StoreError) {
+        let found: ActionEnvelope?
+        do { found = try directory.envelope(at: seq) } catch { throw StoreError(error) }
+        guard let envelope = found else { throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq") }
+        result.actionsReplayed += 1
+        if skeleton.apply(envelope) { return }
+        let rebuilt = try reconstruct(at: seq)
+        result.actionsReplayed += rebuilt.replayed
+        skeleton = PathSkeleton(path: skeleton.path, state: try rebuilt.state.jsonValueOrThrow(seq: seq))
+    }
+}
+
+/// The part of a stock JSON state that decides the value at one path: the value there whole, and
+/// each ancestor object with only the member on the way to it. An action that changed the path,
+/// applied by the stock reducer to the skeleton, leaves there the value it left in the whole
+/// state, or fails; never another value:
+///
+/// - what the action writes at or under the path comes from its payload and the value there;
+/// - what it writes above the path replaces an ancestor (or merges into it, member by member),
+///   from the payload and that ancestor's member on the way;
+/// - an action that reads anything else (a `patch` `test`, `copy` or `move` from elsewhere, an
+///   array position, `@revert`) finds it missing in the skeleton and fails, and the caller applies
+///   it to the whole state instead.
+///
+/// That holds for paths whose tokens cannot be array positions (no `-`, no digits): an ancestor
+/// the skeleton holds as an object, but which an action outside the path's changes turned into
+/// an array (the path absent before and after), takes no action at such a token the way an
+/// array would. An ancestor that is not an object is kept whole; the path is absent under it,
+/// and only an action replacing it (or something above it) can change that.
+struct PathSkeleton {
+    let path: JSONPointer
+    private(set) var document: JSONValue
+
+    init(path: JSONPointer, state: JSONValue) {
+        self.path = path
+        document = Self.trimmed(state, path.tokens[...])
+    }
+
+    /// Whether a path's values can be followed in a skeleton: none of its tokens could name an
+    /// array position.
+    static func follows(_ path: JSONPointer) -> Bool {
+        path.tokens.allSatisfy { token in
+            token != "-" && !(!token.isEmpty && token.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        }
+    }
+
+    /// The value at the path; `nil` when absent.
+    var value: JSONValue? { document.value(at: path) }
+
+    /// Applies `action` with the stock reducer; `false`, leaving the skeleton as it was, when it
+    /// fails (or is reserved, as `@revert` is): only the whole state can take it.
+    mutating func apply(_ action: ActionEnvelope) -> Bool {
+        guard !action.action.isReserved else { return false }
+        var next = document
+        do {
+            try JSONDocumentReducer().reduce(into: &next, action: action)
+        } catch {
+            return false
+        }
+        document = Self.trimmed(next, path.tokens[...])
+        return true
+    }
+
+    private static func trimmed(_ value: JSONValue, _ tokens: ArraySlice<String>) -> JSONValue {
+        guard let token = tokens.first, case .object(let members) = value else { return value }
+        guard let child = members[token] else { return .object([:]) }
+        return .object([token: trimmed(child, tokens.dropFirst())])
+    }
+}
