@@ -342,3 +342,79 @@ extension JSONValue {
         }
     }
 }
+
+extension BinaryReader {
+    /// Reads one value, building only what lies on the way to `tokens`: the value there whole,
+    /// each ancestor object with only the member on the way (an empty object where that member is
+    /// absent), an ancestor that is not an object whole. Everything else is stepped over, checked
+    /// for its structure but not built, so reading one subtree of a large state costs a fraction
+    /// of decoding it.
+    public mutating func readJSON(keepingOnly tokens: ArraySlice<String>, maxDepth: Int = 512) throws(JSONError) -> JSONValue {
+        try readTrimmed(tokens, depth: 0, maxDepth: maxDepth)
+    }
+
+    private mutating func readTrimmed(_ tokens: ArraySlice<String>, depth: Int, maxDepth: Int) throws(JSONError) -> JSONValue {
+        guard let token = tokens.first, position < count, let base,
+            base.load(fromByteOffset: position, as: UInt8.self) == BinaryTag.object
+        else { return try readValue(depth: depth, maxDepth: maxDepth) }
+        let start = position
+        position += 1
+        guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels", at: start) }
+        let memberCount = try readVarint()
+        guard memberCount <= UInt64(count - position) / 2 else { throw truncated("an object") }
+        var kept: JSONValue?
+        let wanted = Array(token.utf8)
+        for _ in 0..<memberCount {
+            // Keys are compared as bytes: only the one on the way becomes a String.
+            let keyStart = position
+            let length = try readVarint()
+            guard length <= UInt64(count - position) else { throw truncated("a string") }
+            var matches = Int(length) == wanted.count
+            if matches {
+                for (offset, byte) in wanted.enumerated() where base.load(fromByteOffset: position + offset, as: UInt8.self) != byte {
+                    matches = false
+                    break
+                }
+            }
+            position += Int(length)
+            if matches {
+                guard kept == nil else { throw corrupt("object repeats the key \"\(token)\"", at: keyStart) }
+                kept = try readTrimmed(tokens.dropFirst(), depth: depth + 1, maxDepth: maxDepth)
+            } else {
+                try skipValue(depth: depth + 1, maxDepth: maxDepth)
+            }
+        }
+        return .object(kept.map { [token: $0] } ?? [:])
+    }
+
+    /// Steps over one value.
+    private mutating func skipValue(depth: Int, maxDepth: Int) throws(JSONError) {
+        let start = position
+        switch try readUInt8() {
+        case BinaryTag.null, BinaryTag.false, BinaryTag.true: return
+        case BinaryTag.int: _ = try readVarint()
+        case BinaryTag.double: _ = try readDouble()
+        case BinaryTag.string:
+            let length = try readVarint()
+            guard length <= UInt64(count - position) else { throw truncated("a string") }
+            position += Int(length)
+        case BinaryTag.array:
+            guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels", at: start) }
+            let elementCount = try readVarint()
+            guard elementCount <= UInt64(count - position) else { throw truncated("an array") }
+            for _ in 0..<elementCount { try skipValue(depth: depth + 1, maxDepth: maxDepth) }
+        case BinaryTag.object:
+            guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels", at: start) }
+            let memberCount = try readVarint()
+            guard memberCount <= UInt64(count - position) / 2 else { throw truncated("an object") }
+            for _ in 0..<memberCount {
+                let length = try readVarint()
+                guard length <= UInt64(count - position) else { throw truncated("a string") }
+                position += Int(length)
+                try skipValue(depth: depth + 1, maxDepth: maxDepth)
+            }
+        case let tag:
+            throw corrupt("unknown tag 0x\(String(tag, radix: 16))", at: start)
+        }
+    }
+}

@@ -67,6 +67,26 @@ public struct Checkpoint: Sendable {
     }
 }
 
+extension Checkpoint {
+    /// Decodes only what lies on the way to `path` (``BinaryReader/readJSON(keepingOnly:maxDepth:)``)
+    /// from a checkpoint whose hash was just checked.
+    public func state(keepingOnly path: JSONPointer) throws(StorageError) -> JSONValue {
+        let decoded = stateBytes.withUnsafeBytes { bytes in
+            Result { () throws(JSONError) -> JSONValue in
+                var reader = BinaryReader(bytes)
+                let value = try reader.readJSON(keepingOnly: path.tokens[...])
+                guard reader.isAtEnd else { throw JSONError(.corruptBinary, "\(reader.remaining) bytes left over", offset: reader.position) }
+                return value
+            }
+        }
+        do throws(JSONError) {
+            return try decoded.get()
+        } catch {
+            throw StorageError(.corrupt, "checkpoint at seq \(seq) does not decode: \(error.message)", underlying: error)
+        }
+    }
+}
+
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self

@@ -43,16 +43,16 @@ extension Timeline {
     ) throws(StoreError) -> BlameResult {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
         let seq: UInt64
-        let state: State
+        let value: JSONValue
         if let known, at == nil || at == known.seq {
-            (seq, state) = known
+            seq = known.seq
+            value = try Self.slice(known.state, path: path, seq: seq)
         } else {
             let latest = try latestSeq()
             seq = at ?? latest
             guard seq <= latest else { throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq \(latest)") }
-            state = try self.state(at: seq)
+            value = try self.value(at: seq, path: path)
         }
-        let value = try Self.slice(state, path: path, seq: seq)
         var leaves: [JSONPointer] = []
         var passedAfter = after == nil
         Self.forEachLeaf(of: value, at: path) { leaf in

@@ -42,20 +42,28 @@ public struct WhatIf: Sendable {
 }
 
 extension Timeline {
-    /// The JSON value at `path` in the state at `seq`.
+    /// The JSON value at `path` in the state at `seq`: for a part of the state, from that part of
+    /// the nearest checkpoint and the actions that changed it since (``skeleton(of:at:)``) where
+    /// it can, else from the whole state rebuilt.
     ///
     /// - Throws: ``StoreError`` `.pathNotFound` when nothing is at `path`.
     @_specialize(where State == JSONValue)
     public func value(at seq: UInt64, path: JSONPointer = .root) throws(StoreError) -> JSONValue {
-        try Self.slice(try state(at: seq), path: path, seq: seq)
+        if !path.isRoot, let skeleton = try skeleton(of: path, at: seq) {
+            guard let value = skeleton.value else { throw Self.nothing(at: path, seq: seq) }
+            return value
+        }
+        return try Self.slice(try state(at: seq), path: path, seq: seq)
     }
 
     /// The JSON value at `path` in a state.
     public static func slice(_ state: State, path: JSONPointer, seq: UInt64) throws(StoreError) -> JSONValue {
-        guard let value = try state.jsonValueOrThrow(seq: seq).value(at: path) else {
-            throw StoreError(.pathNotFound, "nothing at \(path.isRoot ? "\"\"" : path.description) in the state at seq \(seq)")
-        }
+        guard let value = try state.jsonValueOrThrow(seq: seq).value(at: path) else { throw nothing(at: path, seq: seq) }
         return value
+    }
+
+    static func nothing(at path: JSONPointer, seq: UInt64) -> StoreError {
+        StoreError(.pathNotFound, "nothing at \(path.isRoot ? "\"\"" : path.description) in the state at seq \(seq)")
     }
 
     /// An RFC 6902 patch turning the state at `from` into the state at `to`, under `path`.

@@ -1,6 +1,6 @@
 import ReelCore
 import ReelJSON
-import ReelStore
+@testable import ReelStore
 import ReelTestSupport
 import Testing
 
@@ -163,6 +163,31 @@ import Testing
                 #expect(paged == expected, "\(condition) in \(from)…\(to) by pages of 1, seed \(seed)")
             }
         }
+    }
+
+    /// A part of the state at a seq, read from that part of the checkpoint before it and the
+    /// actions that changed it since, is the part of the whole state rebuilt there, at every seq.
+    @Test(arguments: [8, 9] as [UInt64])
+    func aPartOfTheStateIsTheSameFromItsSkeletonAsFromTheWholeState(seed: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.nestedStore(200, seed: seed, in: directory)
+        defer { Task { await store.close() } }
+        let timeline = store.timeline
+        var fromSkeletons = 0
+        for seq in 1...(try timeline.latestSeq()) {
+            let whole = try timeline.state(at: seq)
+            for pointer in ["/a", "/a/b", "/a/b/c", "/x", "/a/b/e"] {
+                let path = try JSONPointer(pointer)
+                if try timeline.skeleton(of: path, at: seq) != nil { fromSkeletons += 1 }
+                do {
+                    let value = try timeline.value(at: seq, path: path)
+                    #expect(value == whole.value(at: path), "\(pointer) at \(seq), seed \(seed)")
+                } catch let error as StoreError {
+                    #expect(error.code == .pathNotFound && whole.value(at: path) == nil, "\(pointer) at \(seq), seed \(seed): \(error)")
+                }
+            }
+        }
+        #expect(fromSkeletons > 250)  // (the rest: an action between reads elsewhere or reverts)
     }
 
     @Test func aWindowBeyondTheLogIsRefused() async throws {

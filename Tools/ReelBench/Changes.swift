@@ -11,24 +11,28 @@ import ReelStore
 /// whole log on a path 1% of the actions change (≤ 1 s), the index's share of the log's bytes
 /// (≤ 15%) and how fast it is rebuilt (≥ 1 M actions/s).
 extension ReelBench {
-    /// The log: `changesSize` mixed stock actions on `/users/uK` (10,000 users of eight leaves
+    /// Where user `k` is: `/users/gG/uK`, 80 groups of 125 users, 1,000 leaves each.
+    static func userPath(_ k: Int) -> String { "/users/g\(k % 80)/u\(k)" }
+
+    /// The log: `changesSize` mixed stock actions on `/users/gG/uK` (10,000 users of eight leaves
     /// each, set one by one first); every 10,000th sets `/config/flag` (0.01% of the actions), every 100th
     /// `/level` (1%); every other action changes `/users`.
     static func mixedAction(_ i: Int) -> Action {
         if i % 10_000 == 0 { return Action(type: "set", payload: ["path": "/config/flag", "value": .int(Int64(i / 10_000))]) }
         if i % 100 == 0 { return Action(type: "set", payload: ["path": "/level", "value": .int(Int64(i / 100 % 1_000))]) }
-        let user = "u\(i &* 7_919 % 10_000)"
+        let k = i &* 7_919 % 10_000
+        let user = userPath(k)
         switch i % 5 {
         case 0:
-            return Action(type: "set", payload: ["path": .string("/users/\(user)/score"), "value": .int(Int64(i % 1_000))])
+            return Action(type: "set", payload: ["path": .string("\(user)/score"), "value": .int(Int64(i % 1_000))])
         case 1:
-            return Action(type: "increment", payload: ["path": .string("/users/\(user)/visits")])
+            return Action(type: "increment", payload: ["path": .string("\(user)/visits")])
         case 2:
-            return Action(type: "merge", payload: ["users": [.init(user): ["name": .string("n\(i % 97)"), "plan": .string(i % 3 == 0 ? "pro" : "free")]]])
+            return Action(type: "merge", payload: ["users": ["g\(k % 80)": ["u\(k)": ["name": .string("n\(i % 97)"), "plan": .string(i % 3 == 0 ? "pro" : "free")]]]])
         case 3:
-            return Action(type: "patch", payload: [["op": "add", "path": .string("/users/\(user)/seen"), "value": .int(Int64(i))]])
+            return Action(type: "patch", payload: [["op": "add", "path": .string("\(user)/seen"), "value": .int(Int64(i))]])
         default:
-            return Action(type: "set", payload: ["path": .string("/users/\(user)/prefs"), "value": ["theme": .string(i % 2 == 0 ? "dark" : "light"), "lang": "en", "tz": .int(Int64(i % 24))]])
+            return Action(type: "set", payload: ["path": .string("\(user)/prefs"), "value": ["theme": .string(i % 2 == 0 ? "dark" : "light"), "lang": "en", "tz": .int(Int64(i % 24))]])
         }
     }
 
@@ -45,11 +49,11 @@ extension ReelBench {
         do {
             let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
             // 10,000 users of eight leaves each, one `set` each, then the mixed actions on them.
-            try await store.dispatch(Action(type: "set", payload: ["path": "", "value": ["users": [:], "config": ["flag": 0], "level": 0]]))
+            try await store.dispatch(Action(type: "set", payload: ["path": "", "value": ["users": .object(Dictionary(uniqueKeysWithValues: (0..<80).map { ("g\($0)", JSONValue.object([:])) })), "config": ["flag": 0], "level": 0]]))
             for first in stride(from: 0, to: 10_000, by: 1_000) {
                 try await store.dispatch(batch: (first..<(first + 1_000)).map { user in
                     Action(type: "set", payload: [
-                        "path": .string("/users/u\(user)"),
+                        "path": .string(Self.userPath(user)),
                         "value": ["name": "n", "score": 0, "visits": 0, "plan": "free", "seen": 0, "prefs": ["theme": "light", "lang": "en", "tz": 0]],
                     ])
                 })
@@ -79,7 +83,7 @@ extension ReelBench {
 
         // First pages of `history changed`, oldest and newest first, at random windows.
         var generator = SystemRandomNumberGenerator()
-        for (label, pointer) in [("0.01% of the actions", "/config/flag"), ("every action", "/users"), ("one leaf", "/users/u17/score")] {
+        for (label, pointer) in [("0.01% of the actions", "/config/flag"), ("every action", "/users"), ("one leaf", "/users/g17/u17/score")] {
             var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
             let path = try JSONPointer(pointer)
             for sample in 0..<changesSamples {
@@ -92,27 +96,23 @@ extension ReelBench {
             print(Self.latencies("history changed \(pointer) (\(label)), first page of 100", histogram, target: "p99 ≤ 20 ms"))
         }
 
-        // Blame of 1,000 leaves, at random seqs of the second half.
-        var blames = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        // Blame of 1,000 leaves, at random seqs of the second half: a group (a subtree of 1,000
+        // leaves of the 80,000), and a page of 1,000 leaves of all of them.
+        for (label, pointer, rebuilt) in [
+            ("a subtree of 1,000 leaves (/users/g7)", "/users/g7", "its part of the state"), ("1,000 leaves of /users", "/users", "each state"),
+        ] {
+            var blames = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            let path = try JSONPointer(pointer)
+            for _ in 0..<changesSamples {
+                let at = UInt64.random(in: UInt64(size / 2)...UInt64(size), using: &generator)
+                let start = clock.now
+                let result = try timeline.blame(path: path, at: at, limit: 1_000)
+                _ = blames.record(UInt64(((clock.now - start).seconds * 1e6).rounded()))
+                precondition(result.entries.count == 1_000, "blame found \(result.entries.count) leaves")
+            }
+            print(Self.latencies("blame of \(label) at random seqs (\(rebuilt) rebuilt)", blames, target: "p99 ≤ 50 ms"))
+        }
         let users = try JSONPointer("/users")
-        for _ in 0..<changesSamples {
-            let at = UInt64.random(in: UInt64(size / 2)...UInt64(size), using: &generator)
-            let start = clock.now
-            let result = try timeline.blame(path: users, at: at, limit: 1_000)
-            _ = blames.record(UInt64(((clock.now - start).seconds * 1e6).rounded()))
-            precondition(result.entries.count == 1_000, "blame found \(result.entries.count) leaves")
-        }
-        print(Self.latencies("blame of 1,000 leaves of /users at random seqs (each state rebuilt)", blames, target: "p99 ≤ 50 ms"))
-        var latestBlames = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        for _ in 0..<changesSamples {
-            let now = store.snapshot
-            let start = clock.now
-            let result = try timeline.blame(path: users, limit: 1_000, known: (now.seq, now.state))
-            _ = latestBlames.record(UInt64(((clock.now - start).seconds * 1e6).rounded()))
-            precondition(result.entries.count == 1_000, "blame found \(result.entries.count) leaves")
-        }
-        print(Self.latencies("blame of 1,000 leaves of /users at the latest seq (the store's state)", latestBlames, target: "p99 ≤ 50 ms"))
-
         // `find` over the whole log, on the path 1% of the actions change.
         let condition = try JSONCondition(parsing: "/level > 900")
         var findSeconds: [Double] = []
