@@ -129,6 +129,11 @@ public struct JSONChangeRecorder: Sendable {
         return node
     }
 
+    /// `token` below `node`, interned in ``tree`` (for a caller that merges another tree into it).
+    public mutating func intern(_ token: String, below node: PointerTree.Node) -> PointerTree.Node {
+        child(of: node, token)
+    }
+
     private mutating func child(of node: PointerTree.Node, _ token: String) -> PointerTree.Node {
         let child = tree.child(of: node, token)
         if Int(child) == marks.count { marks.append(0) }

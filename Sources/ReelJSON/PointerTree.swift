@@ -52,6 +52,9 @@ public struct PointerTree: Sendable {
         node == Self.root ? nil : parents[Int(node)]
     }
 
+    /// The last token of `node`'s pointer (`""` for the root).
+    public func token(of node: Node) -> String { tokens[Int(node)] }
+
     /// The length in bytes of `node`'s pointer in its escaped string form.
     public func byteCount(of node: Node) -> Int { byteCounts[Int(node)] }
 

@@ -24,24 +24,32 @@ public struct ChangeIndexStatus: Sendable, Equatable {
     }
 }
 
-/// What a run of consecutive actions changed, gathered into the index's lists before they are
-/// written: one list of seqs per (kind, pointer).
+/// What a run of consecutive actions changed, gathered before it is written into the index's
+/// lists (one list of seqs per kind and pointer).
 ///
 /// Each action is recorded into ``recorder`` between ``startAction()`` and
-/// ``endAction(seq:)``; its pointers are interned for the whole run, so a list is found by the
-/// pointer's number (an array index), and its string is built once, when the lists are written.
+/// ``endAction(seq:)``. Its pointers are interned for the whole run: an action's changes are kept
+/// as node numbers, in order, so that the actions of a batch the writer undoes can be taken off
+/// the end (``removeActions(after:)``), two runs can be joined (``append(_:)``), and a pointer's
+/// string is built once, when the lists are written.
 public struct ChangePostings: Sendable {
     /// Records the current action's changes; interns the run's pointers.
     public var recorder = JSONChangeRecorder()
-    /// The `changed` list of each pointer of ``recorder``'s tree, by node (empty for most).
-    private var changedLists: [[UInt64]] = []
-    /// The `unfollowed` lists, by node: far fewer.
-    private var unfollowedLists: [PointerTree.Node: [UInt64]] = [:]
-    /// The seqs covered: every action of this run, whether it changed anything or not.
-    public private(set) var first: UInt64?
-    public private(set) var last: UInt64?
+    /// Each action's seq and where its entries end in ``entries``.
+    private var actions: [(seq: UInt64, end: Int)] = []
+    /// The actions' entries: `n` for a change of node `n`, `~n` for one left unfollowed below it.
+    private var entries: [PointerTree.Node] = []
 
     public init() {}
+
+    /// The seqs covered: every action of this run, whether it changed anything or not.
+    public var first: UInt64? { actions.first?.seq }
+    public var last: UInt64? { actions.last?.seq }
+
+    /// Whether these are the changes of exactly `records`' actions, one each, in order.
+    func covers(_ records: [(seq: UInt64, bytes: [UInt8])]) -> Bool {
+        actions.count == records.count && zip(actions, records).allSatisfy { $0.seq == $1.seq }
+    }
 
     /// Starts recording the next action of the run.
     public mutating func startAction() {
@@ -50,20 +58,38 @@ public struct ChangePostings: Sendable {
 
     /// Adds what ``recorder`` recorded since ``startAction()`` as the changes of `seq`.
     public mutating func endAction(seq: UInt64) {
-        if first == nil { first = seq }
-        last = seq
         let tree = recorder.tree
-        if changedLists.count < tree.count { changedLists.append(contentsOf: repeatElement([], count: tree.count - changedLists.count)) }
         for node in recorder.changedNodes {
-            if tree.byteCount(of: node) <= ChangeIndexKeys.maxPointerBytes {
-                changedLists[Int(node)].appendUnlessLast(seq)
-            } else {
-                unfollowedLists[Self.fitting(node, in: tree), default: []].appendUnlessLast(seq)
-            }
+            entries.append(tree.byteCount(of: node) <= ChangeIndexKeys.maxPointerBytes ? node : ~Self.fitting(node, in: tree))
         }
-        for node in recorder.unfollowedNodes {
-            unfollowedLists[Self.fitting(node, in: tree), default: []].appendUnlessLast(seq)
+        for node in recorder.unfollowedNodes { entries.append(~Self.fitting(node, in: tree)) }
+        actions.append((seq, entries.count))
+        recorder.startEdit()
+    }
+
+    /// Forgets the actions after `seq` (a batch the writer undid).
+    public mutating func removeActions(after seq: UInt64) {
+        guard let kept = actions.lastIndex(where: { $0.seq <= seq }) else {
+            actions.removeAll()
+            entries.removeAll()
+            return
         }
+        entries.removeSubrange(actions[kept].end...)
+        actions.removeSubrange((kept + 1)...)
+    }
+
+    /// Appends the actions of `other`, which follow this run's (their pointers interned anew).
+    public mutating func append(_ other: ChangePostings) {
+        let tree = other.recorder.tree
+        // Parents are numbered before their children: one pass maps every node.
+        var mapped = [PointerTree.Node](repeating: PointerTree.root, count: tree.count)
+        for node in 1..<max(tree.count, 1) {
+            let node = PointerTree.Node(node)
+            mapped[Int(node)] = recorder.intern(tree.token(of: node), below: mapped[Int(tree.parent(of: node)!)])
+        }
+        let offset = entries.count
+        entries.append(contentsOf: other.entries.lazy.map { $0 >= 0 ? mapped[Int($0)] : ~mapped[Int(~$0)] })
+        actions.append(contentsOf: other.actions.lazy.map { ($0.seq, $0.end + offset) })
     }
 
     /// `node`, or its nearest ancestor short enough to be a key (LMDB's keys are at most 511
@@ -77,15 +103,24 @@ public struct ChangePostings: Sendable {
     /// Every non-empty list, with its pointer's string.
     var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] {
         let tree = recorder.tree
+        var changed = [[UInt64]](repeating: [], count: tree.count)
+        var unfollowed: [PointerTree.Node: [UInt64]] = [:]
+        var start = 0
+        for (seq, end) in actions {
+            for entry in entries[start..<end] {
+                if entry >= 0 { changed[Int(entry)].appendUnlessLast(seq) } else { unfollowed[~entry, default: []].appendUnlessLast(seq) }
+            }
+            start = end
+        }
         var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] = []
-        for (node, seqs) in changedLists.enumerated() where !seqs.isEmpty {
+        for (node, seqs) in changed.enumerated() where !seqs.isEmpty {
             lists.append((.changed, tree.pointer(of: PointerTree.Node(node)), seqs))
         }
-        for (node, seqs) in unfollowedLists { lists.append((.unfollowed, tree.pointer(of: node), seqs)) }
+        for (node, seqs) in unfollowed { lists.append((.unfollowed, tree.pointer(of: node), seqs)) }
         return lists
     }
 
-    public var postingCount: Int { changedLists.reduce(0) { $0 + $1.count } + unfollowedLists.values.reduce(0) { $0 + $1.count } }
+    public var postingCount: Int { entries.count }
 }
 
 extension Array where Element == UInt64 {

@@ -66,6 +66,10 @@ public struct CommitBatch: Sendable {
     public var dedup: [(key: String, record: DedupRecord)] = []
     /// Checkpoints encoded off the write path since the last commit.
     public var checkpoints: [Checkpoint] = []
+    /// What each of `envelopes` changed, for the change index, when whoever folded them recorded
+    /// it (the store's writer, for a reducer that predicts its changes); otherwise the directory's
+    /// change-index feed works it out when the actions reach LMDB.
+    public var changes: ChangePostings?
 
     public init(envelopes: [ActionEnvelope] = [], dedup: [(key: String, record: DedupRecord)] = [], checkpoints: [Checkpoint] = []) {
         self.envelopes = envelopes
@@ -103,8 +107,14 @@ extension DataDirectory {
     func commit(_ batch: EncodedBatch) throws(StorageError) {
         // The change index's entries are worked out before the transaction, whose body may run
         // again after the map grows, and written in it, with the actions they describe.
-        let feed = batch.records.isEmpty ? nil : changeFeed.withLock { $0 }
-        let postings = feed.flatMap { feed in Self.actions(of: batch).flatMap { feed.postings(for: $0) } }
+        let feed: (any ChangeIndexFeed)?
+        let postings: ChangePostings?
+        if let changes = batch.changes, !batch.records.isEmpty, changes.covers(batch.records) {
+            (feed, postings) = (nil, changes)
+        } else {
+            feed = batch.records.isEmpty ? nil : changeFeed.withLock { $0 }
+            postings = feed.flatMap { feed in Self.actions(of: batch).flatMap { feed.postings(for: $0) } }
+        }
         let written: Bool
         do {
             written = try Self.commit(batch, env: env, databases: (log, dedup, checkpoints), changes: changes.flatMap { db in postings.map { (db, $0) } })

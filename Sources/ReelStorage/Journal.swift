@@ -8,6 +8,9 @@ struct EncodedBatch: Sendable {
     /// writer): the change index's feed folds these instead of decoding the records again.
     /// Either empty or one per record.
     var envelopes: [ActionEnvelope] = []
+    /// What the records' actions changed, when the writer recorded it (``CommitBatch/changes``):
+    /// `nil`, or covering every record.
+    var changes: ChangePostings?
     var dedup: [(key: [UInt8], value: [UInt8])] = []
     /// Checkpoints, encoded by whoever commits (``DataDirectory/commit(_:env:databases:)``): a
     /// checkpoint's record copies and checksums the whole state, which stays off the
@@ -19,6 +22,7 @@ struct EncodedBatch: Sendable {
     init(_ batch: CommitBatch) {
         records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
         envelopes = batch.envelopes
+        changes = batch.changes
         append(dedup: batch.dedup)
         checkpoints = batch.checkpoints
     }
@@ -38,6 +42,11 @@ struct EncodedBatch: Sendable {
     }
 
     mutating func append(_ other: EncodedBatch) {
+        if records.isEmpty {
+            changes = other.changes
+        } else if !other.records.isEmpty {
+            if changes != nil, let theirs = other.changes { changes!.append(theirs) } else { changes = nil }
+        }
         if envelopes.count == records.count, other.envelopes.count == other.records.count {
             envelopes += other.envelopes
         } else {

@@ -4,14 +4,16 @@ import ReelJSON
 import ReelStorage
 import Synchronization
 
-/// Keeps a data directory's change index up to date: a copy of the state of its own, at the last
-/// indexed seq, into which it folds each commit's actions (on the journal applier's thread, just
-/// before the commit) to record what each one changed (``Timeline/foldRecordingChanges(_:into:)``).
+/// Keeps a data directory's change index up to date where the writer does not record it: at
+/// open, folding the actions the index does not cover yet (``start(timeline:latest:latestState:feed:logger:)``);
+/// and, for a reducer that cannot predict its changes, every commit, with a copy of the state of
+/// its own, at the last indexed seq, into which it folds each commit's actions (on the journal
+/// applier's thread, just before the commit: ``Timeline/foldRecordingChanges(_:into:recorder:)``).
 ///
-/// Its copy of the state costs memory (as the checkpoint encoder's does) and one more fold per
-/// action, off the acknowledgement path. When it loses its place (a commit failed after it had
-/// folded) it answers nothing more, and the index stays behind until the store next opens and
-/// brings it up to date (``start(timeline:latest:latestState:logger:)``).
+/// That copy costs memory (as the checkpoint encoder's does) and one more fold per action, off
+/// the acknowledgement path. When it loses its place (a commit failed after it had folded) it
+/// answers nothing more, and the index stays behind until the store next opens and brings it up
+/// to date.
 final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
     private struct Position {
         var state: State
@@ -36,12 +38,12 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
     static var catchUpCommitSize: UInt64 { 1 << 20 }
 
     /// Brings the index of `timeline`'s directory up to date (emptying it first when it was
-    /// built under another reducer, is ahead of the log, or its status is damaged), then feeds
-    /// every later commit.
+    /// built under another reducer, is ahead of the log, or its status is damaged), then, with
+    /// `feed`, works out the entries of every later commit (without, the writer records them).
     ///
     /// - Parameters:
     ///   - latest: the log's latest seq, whose state is `latestState` (the store has just rebuilt it).
-    static func start(timeline: Timeline<State>, latest: UInt64, latestState: State, logger: Logger) throws(StoreError) {
+    static func start(timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, logger: Logger) throws(StoreError) {
         let directory = timeline.directory
         var status: ChangeIndexStatus?
         do {
@@ -85,6 +87,7 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
             }
             logger.info("change index brought up to date", metadata: ["through": "\(latest)", "took": "\(ContinuousClock.now - started)"])
         }
+        guard feed else { return }
         let indexer = ChangeIndexer(
             directory: directory, definition: timeline.definition, state: latestState.unsharingTopLevelStorage(), seq: latest, logger: logger
         )

@@ -86,7 +86,11 @@ public final class Store<State: StoreState>: Sendable {
         )
         Self.rebuildCheckpoints(restored.damagedCheckpoints, timeline: timeline, logger: logger)
         if options.changeIndex {
-            try ChangeIndexer.start(timeline: timeline, latest: restored.seq, latestState: restored.state, logger: logger)
+            // The writer records what later actions change when the reducer predicts it; else
+            // the journal's applier works it out, folding them into a copy of its own.
+            try ChangeIndexer.start(
+                timeline: timeline, latest: restored.seq, latestState: restored.state, feed: definition.predictChanges == nil, logger: logger
+            )
         }
         let lastCheckpoint: Checkpoint?
         do {

@@ -79,6 +79,7 @@ extension Writer {
     /// of the state. Answers nothing yet.
     func evaluate(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint]) -> GroupEvaluation {
         var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), requests: requests, workingSeq: seq)
+        if recordsChanges { group.batch.changes = ChangePostings() }
         group.batch.envelopes.reserveCapacity(requests.count)  // one action each, as most are
         var keysInGroup: [String: DedupRecord] = [:]
         /// The keys already durable before this group, of all its requests (one read transaction).
@@ -140,7 +141,7 @@ extension Writer {
                 }
                 try reduce(
                     actions, peer: requests[index].peer, idempotencyKey: idempotencyKey, meta: requests[index].meta,
-                    after: group.workingSeq, time: group.time, appendingTo: &group.batch.envelopes
+                    after: group.workingSeq, time: group.time, appendingTo: &group.batch.envelopes, changes: &group.batch.changes
                 )
                 let first = group.workingSeq + 1
                 let last = group.workingSeq + UInt64(actions.count)
@@ -260,17 +261,17 @@ extension Writer {
     }
 
     /// Middleware, validation and reducers for one request, into `state`, all or nothing: its
-    /// actions are appended to `envelopes` (the group's, accepted before it); on a throw, `state`
-    /// and `envelopes` are as they were. (Appended in place: an array per request was one more
-    /// allocation per dispatch.)
+    /// actions are appended to `envelopes` (the group's, accepted before it), what they changed
+    /// to `changes`; on a throw, `state`, `envelopes` and `changes` are as they were. (Appended in
+    /// place: an array per request was one more allocation per dispatch.)
     private func reduce(
         _ actions: [Action], peer: Peer, idempotencyKey: String?, meta: ActionMeta?, after latest: UInt64, time: Timestamp,
-        appendingTo envelopes: inout [ActionEnvelope]
+        appendingTo envelopes: inout [ActionEnvelope], changes: inout ChangePostings?
     ) throws(StoreError) {
         if actions.count == 1 {
             // Reducers leave the state unchanged when they throw.
             envelopes.append(
-                try reduce(actions[0], peer: peer, idempotencyKey: idempotencyKey, meta: meta, into: &state, seq: latest + 1, time: time)
+                try reduce(actions[0], peer: peer, idempotencyKey: idempotencyKey, meta: meta, seq: latest + 1, time: time, changes: &changes)
             )
             return
         }
@@ -283,12 +284,13 @@ extension Writer {
             for (offset, action) in actions.enumerated() {
                 let actionSeq = latest + UInt64(offset) + 1
                 envelopes.append(
-                    try reduce(action, peer: peer, idempotencyKey: idempotencyKey, meta: meta, into: &state, seq: actionSeq, time: time)
+                    try reduce(action, peer: peer, idempotencyKey: idempotencyKey, meta: meta, seq: actionSeq, time: time, changes: &changes)
                 )
             }
         } catch {
             if envelopes.count > accepted {
                 envelopes.removeSubrange(accepted...)
+                changes?.removeActions(after: latest)
                 rollBack(to: envelopes)
             }
             throw error
@@ -310,8 +312,8 @@ extension Writer {
     }
 
     private func reduce(
-        _ action: Action, peer: Peer, idempotencyKey: String?, meta: ActionMeta?, into state: inout State, seq actionSeq: UInt64,
-        time: Timestamp
+        _ action: Action, peer: Peer, idempotencyKey: String?, meta: ActionMeta?, seq actionSeq: UInt64, time: Timestamp,
+        changes: inout ChangePostings?
     ) throws(StoreError) -> ActionEnvelope {
         let context = DispatchContext(seq: actionSeq, time: time, peer: peer, meta: meta)
         let processed: Action
@@ -324,8 +326,45 @@ extension Writer {
         let envelope = ActionEnvelope(
             seq: actionSeq, action: processed, time: time, peer: peer, idempotencyKey: idempotencyKey, meta: meta
         )
-        try Fold(definition: definition).apply(envelope, to: &state, stateAt: revertTarget)
+        try fold(envelope, recordingInto: &changes)
+        changes?.endAction(seq: actionSeq)
         return envelope
+    }
+
+    /// Folds `envelope` into the writer's state and, with `changes`, records into its current
+    /// action what it changed (the caller ends the action): predicted from the state before and
+    /// the payload (``StoreDefinition/predictChanges``), else by comparing the states before and
+    /// after. On a throw, the state is as it was and nothing is recorded.
+    ///
+    /// Recorded here, on the fold the writer does anyway, the change index costs a prediction per
+    /// action, where the journal's applier would fold every action again into a copy of its own.
+    func fold(_ envelope: ActionEnvelope, recordingInto changes: inout ChangePostings?) throws(StoreError) {
+        let fold = Fold(definition: definition)
+        guard changes != nil, let predict = definition.predictChanges else {
+            try fold.apply(envelope, to: &state, stateAt: revertTarget)
+            return
+        }
+        changes!.startAction()
+        if predict(state, envelope, &changes!.recorder) {
+            do {
+                try fold.apply(envelope, to: &state, stateAt: revertTarget)
+            } catch {
+                changes!.startAction()
+                throw error
+            }
+            return
+        }
+        // Not predicted (a patch whose operations build on one another, `@revert`): compared.
+        // The copy held meanwhile makes the reducers copy what they change, once.
+        changes!.startAction()
+        let before = state
+        try fold.apply(envelope, to: &state, stateAt: revertTarget)
+        do throws(StoreError) {
+            changes!.recorder.record(at: [], from: try before.jsonValueOrThrow(seq: envelope.seq - 1), to: try state.jsonValueOrThrow(seq: envelope.seq))
+        } catch {
+            // A state that does not convert to JSON: the change goes unfollowed from the root.
+            changes!.recorder.recordUnfollowed(at: [])
+        }
     }
 
     /// The state `@revert` restores: committed history only (store actions run in a group of

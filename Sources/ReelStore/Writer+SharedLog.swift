@@ -190,7 +190,7 @@ extension Writer {
     /// Folds entries taken by other nodes into the state and commits them locally, in runs that
     /// end before each store action (`@revert` reads committed history).
     private func apply(_ entries: [SharedLogEntry]) throws(SharedLogError) {
-        var group = GroupEvaluation(batch: CommitBatch(), workingSeq: seq)
+        var group = followedGroup()
         for entry in entries {
             guard entry.seq == group.workingSeq + 1 else {
                 throw disagree("the shared log gave seq \(entry.seq) after \(group.workingSeq)")
@@ -206,16 +206,17 @@ extension Writer {
             if envelope.action.isReserved, !group.batch.envelopes.isEmpty {
                 commitFollowed(group)
                 guard seq == group.workingSeq else { throw localCopyFailed() }
-                group = GroupEvaluation(batch: CommitBatch(), workingSeq: seq)
+                group = followedGroup()
             }
             do throws(StoreError) {
-                try Fold(definition: definition).apply(envelope, to: &state, stateAt: revertTarget)
+                try fold(envelope, recordingInto: &group.batch.changes)
             } catch {
                 // As at replay: an action this node's reducers refuse is logged all the same (the
                 // history is the log's) and leaves the state as it was.
                 logger.warning("action \(entry.seq) from the shared log is refused by this node's reducers and left out of the state: \(error.message)")
             }
             group.batch.envelopes.append(envelope)
+            group.batch.changes?.endAction(seq: entry.seq)
             if let key = entry.claimedKey {
                 group.batch.dedup.append((key, DedupRecord(firstSeq: entry.seq, count: 1)))
             } else if let key = envelope.idempotencyKey, let last = group.batch.dedup.last, last.key == key,
@@ -228,13 +229,21 @@ extension Writer {
             if envelope.action.isReserved {
                 commitFollowed(group)
                 guard seq == group.workingSeq else { throw localCopyFailed() }
-                group = GroupEvaluation(batch: CommitBatch(), workingSeq: seq)
+                group = followedGroup()
             }
         }
         if !group.batch.envelopes.isEmpty {
             commitFollowed(group)
             guard seq == group.workingSeq else { throw localCopyFailed() }
         }
+    }
+
+    /// An empty group of followed actions (recording what they change when the writer records
+    /// the change index).
+    private func followedGroup() -> GroupEvaluation {
+        var group = GroupEvaluation(batch: CommitBatch(), workingSeq: seq)
+        if recordsChanges { group.batch.changes = ChangePostings() }
+        return group
     }
 
     private func commitFollowed(_ group: GroupEvaluation) {

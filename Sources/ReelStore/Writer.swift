@@ -39,6 +39,10 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     /// copy, `shared.snapshot.state`: see ``commitGroup(_:checkpoints:)`` for how the two take turns.
     var state: State
     var seq: UInt64
+    /// Whether the writer records what each action changes for the change index, as it folds it
+    /// (the index is on and the reducer predicts its changes); otherwise the journal's applier
+    /// works it out (``ChangeIndexer``), or there is no index.
+    let recordsChanges: Bool
     /// When the next checkpoint is due; its `lastSeq` is the last one asked for.
     var checkpointSpacing: CheckpointSpacing
     /// Set when a commit failed and the log on disk no longer matches what the writer believes:
@@ -70,6 +74,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         // keys) while its client waits.
         self.state = restored.state.unsharingTopLevelStorage()
         self.seq = restored.seq
+        self.recordsChanges = options.changeIndex && definition.predictChanges != nil
         self.checkpointSpacing = CheckpointSpacing(options: options, lastSeq: lastCheckpointSeq)
         checkpointSpacing.encoded(stateBytes: restored.checkpointBytes)
         self.checkpointEncoder = CheckpointEncoder(timeline: timeline, logger: logger)

@@ -213,6 +213,43 @@ import Testing
         return states
     }
 
+    /// The writer records changes as it folds: a batch it undoes part-way leaves none of its
+    /// actions' changes behind, and the seqs it would have taken go to the next actions.
+    @Test func aBatchUndonePartWayLeavesNothingInTheIndex() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.sub("data"), definition: .stock, options: StoreOptions(storage: .init(durable: false)))
+        let set: @Sendable (String, Int) -> Action = { path, value in Action(type: "set", payload: ["path": .string(path), "value": .int(Int64(value))]) }
+        await #expect(throws: StoreError.self) {
+            try await store.dispatch(batch: [set("/a", 1), set("/z", 1), Action(type: "remove", payload: ["path": "/missing"])])
+        }
+        #expect(try await store.dispatch(batch: [set("/b", 1), set("/c", 2)]).seqs == 1...2)
+        #expect(try await store.dispatch(set("/a", 5)).seq == 3)
+        // Many at once, so that groups hold accepted dispatches before and after undone batches.
+        await withTaskGroup(of: Void.self) { tasks in
+            for k in 0..<64 {
+                tasks.addTask {
+                    if k % 2 == 0 {
+                        _ = try? await store.dispatch(set("/k\(k)", k))
+                    } else {
+                        _ = try? await store.dispatch(batch: [set("/z\(k)", k), Action(type: "remove", payload: ["path": "/missing"])])
+                    }
+                }
+            }
+        }
+        await store.close()
+        let timeline = store.timeline
+        #expect(timeline.indexedThrough() == 35)
+        for (path, seqs) in [("/a", [3]), ("/z", []), ("/z1", []), ("/z63", []), ("/b", [1]), ("/c", [2])] as [(String, [UInt64])] {
+            #expect(try timeline.changedSeqs(path: JSONPointer(path)).seqs == seqs, "\(path)")
+        }
+        #expect(try timeline.changedSeqs(path: .root, limit: 1_000).seqs == Array(1...35))
+        for k in stride(from: 0, to: 64, by: 2) {
+            let seqs = try timeline.changedSeqs(path: JSONPointer("/k\(k)")).seqs
+            let action = try seqs.first.flatMap { try store.directory.envelope(at: $0) }
+            #expect(seqs.count == 1 && action?.payload["path"] == .string("/k\(k)"), "/k\(k)")
+        }
+    }
+
     @Test func aStoreWithoutTheIndexAnswersTheSameAndBuildsItWhenOpenedWithIt() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.sub("data")

@@ -160,6 +160,13 @@ final class InMemorySharedLog: SharedLog, @unchecked Sendable {
         try await waitUntil("b counts what it followed") { b.statistics.sharedLogFollowed == 3 }
         await a.close()
         await b.close()
+        // Each node's change index has every action, its own and those it followed.
+        for node in [a, b] {
+            #expect(node.timeline.indexedThrough() == 4)
+            for (path, seqs) in [("/a", [1]), ("/b", [2]), ("/c", [3]), ("/d", [4])] as [(String, [UInt64])] {
+                #expect(try node.timeline.changedSeqs(path: JSONPointer(path)).seqs == seqs, "\(path)")
+            }
+        }
     }
 
     @Test func theFirstContactWithAnEmptyLogFindsItReachable() async throws {
