@@ -115,6 +115,15 @@ extension ReelBench {
                 print(Self.latencies("blame of \(label) at random seqs (\(rebuilt) rebuilt)", blames, target: "p99 ≤ 50 ms"))
             }
             let users = try JSONPointer("/users")
+            var latestBlames = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            for _ in 0..<changesSamples {
+                let now = store.snapshot
+                let start = clock.now
+                let result = try timeline.blame(path: users, limit: 1_000, known: (now.seq, now.state))
+                _ = latestBlames.record(UInt64(((clock.now - start).seconds * 1e6).rounded()))
+                precondition(result.entries.count == 1_000, "blame found \(result.entries.count) leaves")
+            }
+            print(Self.latencies("blame of 1,000 leaves of /users at the latest seq (the store's state)", latestBlames, target: "p99 ≤ 50 ms"))
             // `find` over the whole log, on the path 1% of the actions change.
             let condition = try JSONCondition(parsing: "/level > 900")
             var findSeconds: [Double] = []
