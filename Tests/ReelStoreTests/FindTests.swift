@@ -182,7 +182,7 @@ import Testing
                 do {
                     let value = try timeline.value(at: seq, path: path)
                     #expect(value == whole.value(at: path), "\(pointer) at \(seq), seed \(seed)")
-                } catch let error as StoreError {
+                } catch {
                     #expect(error.code == .pathNotFound && whole.value(at: path) == nil, "\(pointer) at \(seq), seed \(seed): \(error)")
                 }
             }
