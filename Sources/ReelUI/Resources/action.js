@@ -40,8 +40,9 @@ export async function loadShow() {
   }
 }
 
-/** The type, then seq, time and peer on one line, as `reel show` prints them; the payload
- *  goes below the changes, which are what one looks for first. */
+/** The type, then seq, time and peer (its executable too) on one line, as `reel show` prints
+ *  them; the payload and the dispatch's meta (trace context, correlation and causation ids,
+ *  source) go below the changes, which are what one looks for first. */
 function renderActionDetail(env) {
   actionDetail.textContent = '';
   actionPayload.textContent = '';
@@ -49,6 +50,8 @@ function renderActionDetail(env) {
   const peer = env.peer && typeof env.peer === 'object' ? env.peer : null;
   const meta = [`seq ${env.seq}`, env.time || ''];
   if (peer) meta.push(`uid ${peer.uid} · gid ${peer.gid} · pid ${peer.pid}`);
+  // The sender's executable, read by the daemon once per connection (absent for older records).
+  if (peer && typeof peer.exe === 'string') meta.push(peer.exe);
   actionDetail.append(el('span', 'action-type', env.type), el('span', 'action-meta', meta.filter(Boolean).join(' · ')));
   actionPayload.appendChild(el('div', 'sub-label', 'payload'));
   actionPayload.appendChild(el('pre', 'json-block', prettyJSON(env.payload === undefined ? null : env.payload)));

@@ -212,10 +212,20 @@ def live_checks(driver, bin_dir, socket, url, shots):
         jump[0].click()
         wait(driver, "the jump to %s" % expected, lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(expected))
 
-    # A dispatch from another client appears in the live log.
-    new_seq = reel(bin_dir, "dispatch", "set", '{"path":"/gold","value":7}', *source)["seq"]
-    wait(driver, "seq %d in the live log" % new_seq,
-         lambda d: d.find_elements(By.CSS_SELECTOR, '#log .log-row[data-seq="%d"]' % new_seq), timeout=15)
+    # A dispatch from another client appears in the live log, and its provenance in the action
+    # panel: the sender's executable, its correlation id and source, as `reel show` has them.
+    new_seq = reel(bin_dir, "dispatch", "set", '{"path":"/gold","value":7}', "--correlation-id", "order-7",
+                   "--source", "checkout.swift:42", *source)["seq"]
+    row = wait(driver, "seq %d in the live log" % new_seq,
+               lambda d: d.find_elements(By.CSS_SELECTOR, '#log .log-row[data-seq="%d"]' % new_seq), timeout=15)
+    shown = reel(bin_dir, "show", str(new_seq), *source)["action"]
+    if row and check(bool(shown.get("peer", {}).get("exe")), "reel show names the sender's executable: %r" % shown.get("peer")):
+        row[0].click()
+        wait(driver, "the action of seq %d" % new_seq, lambda d: attribute(d, "#action-diff", "data-seq") == str(new_seq))
+        detail = driver.find_element(By.ID, "action-detail").text
+        check(shown["peer"]["exe"] in detail, "the action panel names the sender %r: %r" % (shown["peer"]["exe"], detail))
+        payload = driver.find_element(By.ID, "action-payload").text
+        check("order-7" in payload and "checkout.swift:42" in payload, "the action panel shows the meta: %r" % payload)
 
     # Filtering by type: the count and the rows are those of the increments.
     box = driver.find_element(By.ID, "filter-type")
