@@ -48,14 +48,7 @@ extension Timeline {
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = 100, progress: ((UInt64) -> Void)? = nil,
         where condition: (JSONValue) -> Bool
     ) throws(StoreError) -> FindResult {
-        let latest = try latestSeq()
-        let last = to ?? latest
-        guard last <= latest else { throw StoreError(.seqOutOfRange, "seq \(last) is beyond the latest seq \(latest)") }
-        let first = max(from, 1)
-        guard first <= last else {
-            guard first <= latest else { throw StoreError(.seqOutOfRange, "seq \(first) is beyond the latest seq \(latest)") }
-            throw StoreError(.seqOutOfRange, "from (\(first)) is past to (\(last))")
-        }
+        let (first, last, latest) = try findWindow(from: from, to: to)
         var result = FindResult(ranges: [], next: nil, through: last, actionsReplayed: 0)
         let start = try reconstruct(at: first - 1)
         result.actionsReplayed = start.replayed
@@ -94,5 +87,19 @@ extension Timeline {
             result.ranges.append(SeqRange(from: runStart, to: last == latest ? nil : last))
         }
         return result
+    }
+
+    /// `find`'s window: `from` (at least 1) through `to` (the latest seq when `nil`), and the
+    /// latest seq.
+    func findWindow(from: UInt64, to: UInt64?) throws(StoreError) -> (first: UInt64, last: UInt64, latest: UInt64) {
+        let latest = try latestSeq()
+        let last = to ?? latest
+        guard last <= latest else { throw StoreError(.seqOutOfRange, "seq \(last) is beyond the latest seq \(latest)") }
+        let first = max(from, 1)
+        guard first <= last else {
+            guard first <= latest else { throw StoreError(.seqOutOfRange, "seq \(first) is beyond the latest seq \(latest)") }
+            throw StoreError(.seqOutOfRange, "from (\(first)) is past to (\(last))")
+        }
+        return (first, last, latest)
     }
 }

@@ -23,14 +23,7 @@ extension Timeline {
     private func findAtChanges(
         _ condition: JSONCondition, from: UInt64, to: UInt64?, limit: Int, progress: ((UInt64) -> Void)?
     ) throws(StoreError) -> FindResult {
-        let latest = try latestSeq()
-        let last = to ?? latest
-        guard last <= latest else { throw StoreError(.seqOutOfRange, "seq \(last) is beyond the latest seq \(latest)") }
-        let first = max(from, 1)
-        guard first <= last else {
-            guard first <= latest else { throw StoreError(.seqOutOfRange, "seq \(first) is beyond the latest seq \(latest)") }
-            throw StoreError(.seqOutOfRange, "from (\(first)) is past to (\(last))")
-        }
+        let (first, last, latest) = try findWindow(from: from, to: to)
         let path = condition.pointer
         var result = FindResult(ranges: [], next: nil, through: last, actionsReplayed: 0)
         let start = try reconstruct(at: first)
