@@ -127,47 +127,55 @@ public enum RPGApp {
         ]
     )
 
-    public static let definition = StoreDefinition(
-        name: "rpg", version: "1", initialState: initialState,
-        middleware: [
-            Enrich(AttackEnemy.self) { attack, state, _ throws(ReducerError) in
-                var attack = attack
-                attack.damage = state.character.attack
-                return attack
-            },
-            Enrich(AttackCharacter.self) { attack, state, _ throws(ReducerError) in
-                guard let enemy = state.enemies.first(where: { $0.id == attack.enemyId }) else {
-                    throw .rejected("no enemy '\(attack.enemyId)'")
+    public static let definition = definition(rules: 1)
+
+    /// The game's rules by version: version 2 stops an enemy's HP at zero where version 1 lets it
+    /// go below. Two versions of one app, to see what `shadow` tells of a change of rules
+    /// (`REEL_RPG_RULES=2 reel-rpg shadow --baseline …`).
+    public static func definition(rules: Int) -> StoreDefinition<State> {
+        StoreDefinition(
+            name: "rpg", version: "\(rules)", initialState: initialState,
+            middleware: [
+                Enrich(AttackEnemy.self) { attack, state, _ throws(ReducerError) in
+                    var attack = attack
+                    attack.damage = state.character.attack
+                    return attack
+                },
+                Enrich(AttackCharacter.self) { attack, state, _ throws(ReducerError) in
+                    guard let enemy = state.enemies.first(where: { $0.id == attack.enemyId }) else {
+                        throw .rejected("no enemy '\(attack.enemyId)'")
+                    }
+                    var attack = attack
+                    attack.damage = enemy.attack
+                    return attack
+                },
+            ]
+        ) {
+            Scope(\State.character) {
+                On(AttackCharacter.self) { character, attack throws(ReducerError) in
+                    character.hp -= try damage(attack.damage)
                 }
-                var attack = attack
-                attack.damage = enemy.attack
-                return attack
-            },
-        ]
-    ) {
-        Scope(\State.character) {
-            On(AttackCharacter.self) { character, attack throws(ReducerError) in
-                character.hp -= try damage(attack.damage)
-            }
-            On(SetSaveData.self) { character, save throws(ReducerError) in
-                character = save.character
-            }
-        }
-        Scope(\State.enemies) {
-            On(AttackEnemy.self) { enemies, attack throws(ReducerError) in
-                guard let index = enemies.firstIndex(where: { $0.id == attack.enemyId }) else {
-                    throw .rejected("no enemy '\(attack.enemyId)'")
+                On(SetSaveData.self) { character, save throws(ReducerError) in
+                    character = save.character
                 }
-                enemies[index].hp -= try damage(attack.damage)
             }
-            On(SetSaveData.self) { enemies, save throws(ReducerError) in
-                enemies = save.enemies
+            Scope(\State.enemies) {
+                On(AttackEnemy.self) { enemies, attack throws(ReducerError) in
+                    guard let index = enemies.firstIndex(where: { $0.id == attack.enemyId }) else {
+                        throw .rejected("no enemy '\(attack.enemyId)'")
+                    }
+                    enemies[index].hp -= try damage(attack.damage)
+                    if rules >= 2 { enemies[index].hp = max(0, enemies[index].hp) }
+                }
+                On(SetSaveData.self) { enemies, save throws(ReducerError) in
+                    enemies = save.enemies
+                }
             }
-        }
-        Scope(\State.saveData) {
-            On(SetSaveData.self) { saveData, save throws(ReducerError) in
-                saveData.slot = save.slot
-                saveData.loads += 1
+            Scope(\State.saveData) {
+                On(SetSaveData.self) { saveData, save throws(ReducerError) in
+                    saveData.slot = save.slot
+                    saveData.loads += 1
+                }
             }
         }
     }

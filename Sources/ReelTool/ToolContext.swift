@@ -26,6 +26,8 @@ public struct ToolContext: Sendable {
     public let actions: [ActionDescription]
     let openOffline: @Sendable (String) throws(ToolError) -> any StoreSource
     let openImport: @Sendable (String, UInt64) throws(ToolError) -> any ImportTarget
+    /// This program's reducers folding a data directory for a shadow replay.
+    let openShadow: @Sendable (String) throws(ToolError) -> any LocalShadow
     /// Runs the daemon with the given command line (program name first); `nil` when the program
     /// offers no `serve` command (the stock `reel`: the stock daemon is `reeld`).
     public var serve: (@Sendable ([String]) async -> Int32)?
@@ -49,6 +51,7 @@ public struct ToolContext: Sendable {
         openImport = { path, checkpointEvery throws(ToolError) in
             try StoreImportTarget(path: path, definition: definition, checkpointEvery: checkpointEvery)
         }
+        openShadow = { path throws(ToolError) in try LocalShadowSide(path: path, definition: definition) }
     }
 
     /// The context commands run in: set by ``ReelTool/run(_:context:)`` for the command it runs.

@@ -1,3 +1,4 @@
+import Foundation
 import ReelApp
 import ReelExamples
 
@@ -6,6 +7,8 @@ import ReelExamples
 @main
 enum RPG {
     static func main() async {
-        await ReelApp.main(RPGApp.definition)
+        // REEL_RPG_RULES picks another version of the game's rules (RPGApp.definition(rules:)).
+        let rules = ProcessInfo.processInfo.environment["REEL_RPG_RULES"].flatMap(Int.init) ?? 1
+        await ReelApp.main(RPGApp.definition(rules: rules))
     }
 }

@@ -8,16 +8,7 @@ import Testing
 /// (the condition asked of the state rebuilt at every seq) on random logs with reverts.
 @Suite(.heavy) struct FindTests {
     /// A generator with a seed, so a failure can be run again.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias SplitMix = SeededGenerator
 
     /// A log of `count` actions over `/hp` and `/flag` that go up and down, with some reverts
     /// and actions the reducer refuses (never logged), checkpoints every `every`.

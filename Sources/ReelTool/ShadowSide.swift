@@ -1,0 +1,227 @@
+import Foundation
+import ReelCore
+import ReelJSON
+import ReelStorage
+import ReelStore
+
+/// One reducer version folding the log in a shadow replay (``ShadowFold``): this program's own
+/// reducers in this process, or another program's, run as `OLD_APP shadow-worker` and spoken to
+/// through its standard input and output, one JSON value per line.
+protocol ShadowSide: AnyObject {
+    /// Folds through `last`; the seqs whose action the reducers refused.
+    func advance(through last: UInt64) throws(ToolError) -> [UInt64]
+    /// Back to the start of the last interval.
+    func rewind() throws(ToolError)
+    /// Back to the initial state, seq 0.
+    func restart() throws(ToolError)
+    /// Folds the next action; whether it was refused.
+    func step() throws(ToolError) -> Bool
+    /// The digest of each part (see ``ShadowFold/digests(of:)``).
+    func digests(_ paths: [JSONPointer]) throws(ToolError) -> [String: String]
+    /// The value of each part.
+    func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue]
+}
+
+/// This program's side, which also reads the log for the other.
+protocol LocalShadow: ShadowSide {
+    func latestSeq() throws(ToolError) -> UInt64
+    func envelope(at seq: UInt64) throws(ToolError) -> ActionEnvelope?
+}
+
+final class LocalShadowSide<State: StoreState>: LocalShadow {
+    private var fold: ShadowFold<State>
+
+    init(path: String, definition: StoreDefinition<State>) throws(ToolError) {
+        let directory: DataDirectory
+        do {
+            directory = try DataDirectory(path: path, reducerName: nil, options: .init(readOnly: true))
+        } catch {
+            throw ToolError(error)
+        }
+        fold = ShadowFold(timeline: Timeline(directory: directory, definition: definition))
+    }
+
+    func advance(through last: UInt64) throws(ToolError) -> [UInt64] {
+        do { return try fold.advance(through: last) } catch { throw ToolError(error) }
+    }
+
+    func rewind() { fold.rewind() }
+
+    func restart() { fold.restart() }
+
+    /// The log's latest seq.
+    func latestSeq() throws(ToolError) -> UInt64 {
+        do { return try fold.timeline.latestSeq() } catch { throw ToolError(error) }
+    }
+
+    /// The action at `seq`.
+    func envelope(at seq: UInt64) throws(ToolError) -> ActionEnvelope? {
+        do { return try fold.timeline.directory.envelope(at: seq) } catch { throw ToolError(error) }
+    }
+
+    func step() throws(ToolError) -> Bool {
+        do { return try fold.step() } catch { throw ToolError(error) }
+    }
+
+    func digests(_ paths: [JSONPointer]) throws(ToolError) -> [String: String] {
+        do { return try fold.digests(of: paths) } catch { throw ToolError(error) }
+    }
+
+    func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue] {
+        do {
+            return Dictionary(
+                ShadowFold<State>.parts(of: try fold.json(), paths: paths),
+                uniquingKeysWith: { first, _ in first })
+        } catch {
+            throw ToolError(error)
+        }
+    }
+}
+
+/// The other version: `EXECUTABLE shadow-worker --data-dir DIR`, one request and one answer per
+/// line (``LocalShadowSide/answer(_:)``).
+final class ProcessShadowSide: ShadowSide {
+    private let process = Process()
+    private let input: FileHandle
+    private let output: FileHandle
+    private var buffered: [UInt8] = []
+    private let name: String
+
+    init(executable: String, dataDirectory: String) throws(ToolError) {
+        name = executable
+        let toWorker = Pipe()
+        let fromWorker = Pipe()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["shadow-worker", "--data-dir", dataDirectory]
+        process.standardInput = toWorker
+        process.standardOutput = fromWorker
+        // A baseline that exits early must be an error to report, not a SIGPIPE that kills us.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            try process.run()
+        } catch {
+            throw ToolError(
+                "cannot run the baseline \(executable): \(error.localizedDescription)",
+                exitStatus: ExitStatus.unavailable)
+        }
+        input = toWorker.fileHandleForWriting
+        output = fromWorker.fileHandleForReading
+    }
+
+    deinit {
+        try? input.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    private var notAnswering: ToolError {
+        ToolError("the baseline \(name) exited without answering (is it an app built with ReelApp?)", exitStatus: ExitStatus.unavailable)
+    }
+
+    private func request(_ value: JSONValue) throws(ToolError) -> JSONValue {
+        do {
+            try input.write(contentsOf: Data((value.jsonString + "\n").utf8))
+        } catch {
+            throw notAnswering
+        }
+        while true {
+            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffered[..<newline])
+                buffered.removeSubrange(...newline)
+                guard let answer = try? JSONValue(parsing: String(decoding: line, as: UTF8.self)) else {
+                    throw ToolError(
+                        "the baseline \(name) answered something that is not JSON",
+                        exitStatus: ExitStatus.unavailable)
+                }
+                if case .string(let message)? = answer["error"] {
+                    throw ToolError("the baseline \(name): \(message)")
+                }
+                return answer
+            }
+            let more = output.availableData
+            guard !more.isEmpty else { throw notAnswering }
+            buffered += more
+        }
+    }
+
+    func advance(through last: UInt64) throws(ToolError) -> [UInt64] {
+        guard case .array(let seqs)? = try request(["advance": .int(Int64(last))])["refused"] else {
+            return []
+        }
+        return seqs.compactMap { $0.intValue.map { UInt64($0) } }
+    }
+
+    func rewind() throws(ToolError) {
+        _ = try request(["rewind": true])
+    }
+
+    func restart() throws(ToolError) {
+        _ = try request(["restart": true])
+    }
+
+    func step() throws(ToolError) -> Bool {
+        try request(["step": true])["refused"] == .bool(true)
+    }
+
+    func digests(_ paths: [JSONPointer]) throws(ToolError) -> [String: String] {
+        guard
+            case .object(let members)? = try request([
+                "digests": .array(paths.map { .string($0.description) })
+            ])["digests"]
+        else { return [:] }
+        return members.compactMapValues(\.stringValue)
+    }
+
+    func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue] {
+        guard
+            case .object(let members)? = try request([
+                "values": .array(paths.map { .string($0.description) })
+            ])["values"]
+        else { return [:] }
+        return members
+    }
+}
+
+extension ShadowSide {
+    /// Answers one request of the worker's protocol (``ProcessShadowSide``).
+    func answer(_ request: JSONValue) -> JSONValue {
+        do throws(ToolError) {
+            let paths = { (name: String) throws(ToolError) -> [JSONPointer] in
+                guard case .array(let items)? = request[name] else { return [] }
+                var paths: [JSONPointer] = []
+                for item in items {
+                    guard case .string(let text) = item, let path = try? JSONPointer(text) else {
+                        throw ToolError("bad path \(item)")
+                    }
+                    paths.append(path)
+                }
+                return paths
+            }
+            if let through = request["advance"]?.intValue {
+                return [
+                    "refused": .array(try advance(through: UInt64(max(through, 0))).map { .int(Int64($0)) })
+                ]
+            }
+            if request["rewind"] != nil {
+                try rewind()
+                return ["rewound": true]
+            }
+            if request["restart"] != nil {
+                try restart()
+                return ["restarted": true]
+            }
+            if request["step"] != nil {
+                return ["refused": .bool(try step())]
+            }
+            if request["digests"] != nil {
+                return ["digests": .object(try digests(try paths("digests")).mapValues { .string($0) })]
+            }
+            if request["values"] != nil {
+                return ["values": .object(try values(try paths("values")))]
+            }
+            throw ToolError("unknown request \(request.jsonString)")
+        } catch {
+            return ["error": .string(error.message)]
+        }
+    }
+}

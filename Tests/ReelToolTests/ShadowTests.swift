@@ -1,0 +1,111 @@
+import Foundation
+import ReelCore
+import ReelExamples
+import ReelJSON
+import ReelStorage
+import ReelStore
+import ReelTestSupport
+import Testing
+
+/// `APP shadow`: two versions of the RPG's rules (`REEL_RPG_RULES`: version 2 stops an enemy's
+/// HP at zero) over a real history, through the real executables, against the brute force (both
+/// versions' states rebuilt at every seq and compared part by part).
+@Suite(.serialized, .timeLimit(.minutes(2)), .heavy) struct ShadowTests {
+    /// A history written by version 1: attacks on random enemies, hits taken, saves loaded.
+    static func history(in path: String, count: Int, seed: UInt64) async throws {
+        var random = SeededGenerator(state: seed)
+        let store = try Store(
+            path: path, definition: RPGApp.definition, options: StoreOptions(checkpointEvery: 17, storage: .init(durable: false))
+        )
+        for _ in 0..<count {
+            let enemy = Bool.random(using: &random) ? "slime" : "goblin"
+            let action: Action
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0:
+                action = Action(type: "rpg/setSaveData", payload: [
+                    "slot": "autosave", "character": ["name": "Hero", "hp": 30, "attack": 7],
+                    "enemies": [["id": "slime", "name": "Slime", "hp": 12, "attack": 3], ["id": "goblin", "name": "Goblin", "hp": 20, "attack": 5]],
+                ])
+            case 1, 2: action = Action(type: "rpg/attackCharacter", payload: ["enemyId": .string(enemy)])
+            default: action = Action(type: "rpg/attackEnemy", payload: ["enemyId": .string(enemy)])
+            }
+            _ = try await store.dispatch(action)
+        }
+        await store.close()
+    }
+
+    /// The first seq at which each top-level part of the state differs between the versions.
+    static func bruteForce(_ path: String) throws -> [String: UInt64] {
+        let directory = try DataDirectory(path: path, reducerName: nil, options: .init(readOnly: true))
+        let one = Timeline(directory: directory, definition: RPGApp.definition(rules: 1))
+        let two = Timeline(directory: directory, definition: RPGApp.definition(rules: 2))
+        var first: [String: UInt64] = [:]
+        for seq in 1...(try one.latestSeq()) {
+            let a = try one.state(at: seq).jsonValue(), b = try two.state(at: seq).jsonValue()
+            for part in ["character", "enemies", "saveData"] where first["/" + part] == nil && a[part] != b[part] {
+                first["/" + part] = seq
+            }
+        }
+        return first
+    }
+
+    /// A baseline executable: `reel-rpg` with the rules of version 1.
+    static func baseline(in directory: borrowing TemporaryDirectory) throws -> String {
+        let script = directory.sub("rpg-v1")
+        try "#!/bin/sh\nREEL_RPG_RULES=1 exec '\(try PackageExecutable.url("reel-rpg").path)' \"$@\"\n".write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        return script
+    }
+
+    @Test(arguments: [(3, 1), (11, 16), (12, 1_000)] as [(UInt64, Int)])
+    func theFirstSeqWhereAPartDiffersIsTheBruteForcesOne(seed: UInt64, every: Int) async throws {
+        let directory = try TemporaryDirectory("reel-shadow")
+        let data = directory.sub("data")
+        try await Self.history(in: data, count: 120, seed: seed)
+        let expected = try Self.bruteForce(data)
+        #expect(!expected.isEmpty, "the history reaches a difference between the rules")
+        var environment = ProcessInfo.processInfo.environment
+        environment["REEL_RPG_RULES"] = "2"
+        let run = try await runProgram(
+            "reel-rpg", ["shadow", "--baseline", try Self.baseline(in: directory), "--data-dir", data, "--every", "\(every)", "--json"],
+            environment: environment
+        )
+        #expect(run.status == (expected.isEmpty ? 0 : 1), "\(run.errors)")
+        let report = try JSONValue(parsing: run.output)
+        #expect(report["same"] == .bool(expected.isEmpty))
+        #expect(report["actions"] == 120)
+        guard case .array(let parts)? = report["parts"] else {
+            Issue.record("no parts in \(run.output)")
+            return
+        }
+        #expect(parts.compactMap { $0["path"]?.stringValue } == ["/character", "/enemies", "/saveData"])
+        for part in parts {
+            let path = part["path"]?.stringValue ?? ""
+            let seq = expected[path]
+            #expect(part["same"] == .bool(seq == nil), "\(path)")
+            #expect(part["seq"]?.intValue.map(UInt64.init) == seq, "\(path): every \(every), seed \(seed)")
+            if seq != nil {
+                #expect(part["action"]?["type"] == "rpg/attackEnemy", "\(path): only attacks on enemies differ")
+                #expect(part["patch"] != nil)
+            }
+        }
+        #expect(report["refusedByThisOnly"] == [] && report["refusedByBaselineOnly"] == [])
+    }
+
+    @Test func theSameRulesAreTheSame() async throws {
+        let directory = try TemporaryDirectory("reel-shadow")
+        let data = directory.sub("data")
+        try await Self.history(in: data, count: 40, seed: 5)
+        var environment = ProcessInfo.processInfo.environment
+        environment["REEL_RPG_RULES"] = "1"
+        let run = try await runProgram(
+            "reel-rpg", ["shadow", "--baseline", try Self.baseline(in: directory), "--data-dir", data, "/enemies/0/hp", "/character"],
+            environment: environment
+        )
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output == "/character  same\n/enemies/0/hp  same\nthe same over 40 actions\n")
+        let notAnApp = try await runProgram("reel-rpg", ["shadow", "--baseline", "/bin/true", "--data-dir", data])
+        #expect(notAnApp.status == 69)
+        #expect(notAnApp.errors.contains("exited without answering"), "\(notAnApp.errors)")
+    }
+}
