@@ -76,8 +76,10 @@ struct ShadowCommand: AsyncParsableCommand {
         var allParts = Set<String>()
         while seq < latest {
             let end = min(latest, seq + every)
+            // The baseline folds in its process while this one folds here.
+            try theirs.startAdvance(through: end)
             let refusedHere = Set(try mine.advance(through: end))
-            let refusedThere = Set(try theirs.advance(through: end))
+            let refusedThere = Set(try theirs.finishAdvance())
             refusedByThisOnly += refusedHere.subtracting(refusedThere).sorted()
             refusedByBaselineOnly += refusedThere.subtracting(refusedHere).sorted()
             let here = try mine.digests(parts)

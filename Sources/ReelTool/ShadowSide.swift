@@ -119,11 +119,19 @@ final class ProcessShadowSide: ShadowSide {
     }
 
     private func request(_ value: JSONValue) throws(ToolError) -> JSONValue {
+        try send(value)
+        return try receive()
+    }
+
+    private func send(_ value: JSONValue) throws(ToolError) {
         do {
             try input.write(contentsOf: Data((value.jsonString + "\n").utf8))
         } catch {
             throw notAnswering
         }
+    }
+
+    private func receive() throws(ToolError) -> JSONValue {
         while true {
             if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(buffered[..<newline])
@@ -145,9 +153,19 @@ final class ProcessShadowSide: ShadowSide {
     }
 
     func advance(through last: UInt64) throws(ToolError) -> [UInt64] {
-        guard case .array(let seqs)? = try request(["advance": .int(Int64(last))])["refused"] else {
-            return []
-        }
+        try startAdvance(through: last)
+        return try finishAdvance()
+    }
+
+    /// Asks the baseline to fold through `last` and returns at once: the two versions fold at the
+    /// same time, each on a core, until ``finishAdvance()``.
+    func startAdvance(through last: UInt64) throws(ToolError) {
+        try send(["advance": .int(Int64(last))])
+    }
+
+    /// The refused seqs of the fold ``startAdvance(through:)`` asked for.
+    func finishAdvance() throws(ToolError) -> [UInt64] {
+        guard case .array(let seqs)? = try receive()["refused"] else { return [] }
         return seqs.compactMap { $0.intValue.map { UInt64($0) } }
     }
 
