@@ -90,6 +90,14 @@ import Testing
             }
         }
         #expect(report["refusedByThisOnly"] == [] && report["refusedByBaselineOnly"] == [])
+        // The change of rules touches the enemies only: left out, the versions are the same.
+        #expect(Set(expected.keys) == ["/enemies"])
+        let ignoring = try await runProgram(
+            "reel-rpg", ["shadow", "--baseline", try Self.baseline(in: directory), "--data-dir", data, "--ignore", "/enemies", "--json"],
+            environment: environment
+        )
+        #expect(ignoring.status == 0, "\(ignoring.errors)")
+        #expect(try JSONValue(parsing: ignoring.output)["parts"]?.arrayValue?.compactMap { $0["path"]?.stringValue } == ["/character", "/saveData"])
     }
 
     @Test func theSameRulesAreTheSame() async throws {
