@@ -130,7 +130,7 @@ public enum RPGApp {
     public static let definition = definition(rules: 1)
 
     /// The game's rules by version: version 2 stops an enemy's HP at zero where version 1 lets it
-    /// go below. Two versions of one app, to see what `shadow` tells of a change of rules
+    /// go below, and refuses an attack on an enemy already at zero. Two versions of one app, to see what `shadow` tells of a change of rules
     /// (`REEL_RPG_RULES=2 reel-rpg shadow --baseline …`).
     public static func definition(rules: Int) -> StoreDefinition<State> {
         StoreDefinition(
@@ -164,6 +164,7 @@ public enum RPGApp {
                     guard let index = enemies.firstIndex(where: { $0.id == attack.enemyId }) else {
                         throw .rejected("no enemy '\(attack.enemyId)'")
                     }
+                    if rules >= 2, enemies[index].hp == 0 { throw .rejected("\(attack.enemyId) is already defeated") }
                     enemies[index].hp -= try damage(attack.damage)
                     if rules >= 2 { enemies[index].hp = max(0, enemies[index].hp) }
                 }
