@@ -70,6 +70,10 @@ public struct StatsResult: MethodResult, Equatable {
     // The data directory's map, now.
     /// Bytes of the map in use (the file's pages up to the last one used).
     public var mapUsed: Int64?
+    /// How far the change index goes (every action through this seq is in it; 0: none, or built
+    /// by another reducer version) and the bytes of its pages; absent without one.
+    public var changeIndexThrough: UInt64?
+    public var changeIndexBytes: Int64?
     /// LMDB reader slots in use (an upper bound: slots are reused once freed).
     public var readerSlotsUsed: Int?
     /// The size of LMDB's reader table.
@@ -152,6 +156,8 @@ public struct StatsResult: MethodResult, Equatable {
         put("subscriptionLag", subscriptionLag.map { .object($0.mapValues(JSONValue.init(seq:))) })
         put("refusedByCode", refusedByCode.map { .object($0.mapValues(JSONValue.init(seq:))) })
         put("mapUsed", mapUsed.map(JSONValue.int))
+        put("changeIndexThrough", changeIndexThrough.map(JSONValue.init(seq:)))
+        put("changeIndexBytes", changeIndexBytes.map(JSONValue.int))
         put("readerSlotsUsed", readerSlotsUsed.map { .int(Int64($0)) })
         put("maxReaders", maxReaders.map { .int(Int64($0)) })
         put("sharedLog", sharedLog?.jsonValue)
@@ -215,6 +221,8 @@ public struct StatsResult: MethodResult, Equatable {
         subscriptionLag = try take("subscriptionLag", counts(count))
         refusedByCode = try take("refusedByCode", counts(count))
         mapUsed = try take("mapUsed") { $0.intValue }
+        changeIndexThrough = try take("changeIndexThrough", count)
+        changeIndexBytes = try take("changeIndexBytes") { $0.intValue }
         readerSlotsUsed = try take("readerSlotsUsed", int)
         maxReaders = try take("maxReaders", int)
         other = rest

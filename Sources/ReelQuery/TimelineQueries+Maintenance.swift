@@ -71,6 +71,10 @@ extension TimelineQueries {
         stats.maxReaders = usage.maxReaders
         stats.checkpoints = checkpoints.count
         stats.lastCheckpointSeq = checkpoints.last { $0.reducer == timeline.definition.identity }?.seq
+        if (try? directory.changeIndexStatus()) != nil, let sizes = try? directory.logAndChangeIndexBytes() {
+            stats.changeIndexThrough = timeline.indexedThrough()
+            stats.changeIndexBytes = Int64(sizes.changeIndex)
+        }
         return stats
     }
 

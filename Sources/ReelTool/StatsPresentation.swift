@@ -17,6 +17,10 @@ enum StatsPresentation {
             "\(bytes(Int(used))) used of \(stats.mapSize.map { bytes(Int($0)) } ?? "?")"
         } ?? stats.mapSize.map { bytes(Int($0)) })
         add("reader slots", stats.readerSlotsUsed.map { "\($0) used of \(stats.maxReaders.map(String.init) ?? "?")" })
+        add("change index", stats.changeIndexThrough.map { through in
+            (through == stats.seq ? "up to date" : "through seq \(through)")
+                + (stats.changeIndexBytes.map { ", \(bytes(Int($0)))" } ?? "")
+        })
         add("checkpoints", stats.checkpoints.map(String.init))
         add("last checkpoint", stats.lastCheckpointSeq.map { seq in
             "seq \(seq)" + (stats.lastCheckpointTime.map { ", \($0.rfc3339Seconds)" } ?? "")

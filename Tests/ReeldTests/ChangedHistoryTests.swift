@@ -86,6 +86,15 @@ import Testing
         let missing = try await runProgram("reel", ["blame", "/nothing"] + live)
         #expect(missing.status != 0)
         #expect(missing.errors.contains("nothing at /nothing"), "\(missing.errors)")
+        // `stats` says how far the index goes and what it weighs (the journal's last commits may
+        // not be in it yet while the daemon runs).
+        let liveStats = try JSONValue(parsing: try await runProgram("reel", ["stats", "--json"] + live).output)
+        if index {
+            #expect((liveStats["changeIndexThrough"]?.intValue ?? -1) <= 8)
+            #expect((liveStats["changeIndexBytes"]?.intValue ?? 0) > 0)
+        } else {
+            #expect(liveStats["changeIndexThrough"] == nil)
+        }
 
         #expect(try await daemon.stop() == 0)
         do {
@@ -93,6 +102,12 @@ import Testing
             #expect(try data.changeIndexStatus()?.indexedThrough == (index ? 8 : nil), "the index kept only when on")
         }
         let offline = ["--data-dir", dir.sub("data")]
+        let offlineStats = try await runProgram("reel", ["stats", "--json"] + offline)
+        #expect(try JSONValue(parsing: offlineStats.output)["changeIndexThrough"] == (index ? 8 : nil), "\(offlineStats.errors)")
+        if index {
+            let table = try await runProgram("reel", ["stats"] + offline)
+            #expect(table.output.contains("change index") && table.output.contains("up to date"), "\(table.output)")
+        }
         for ((arguments, _), output) in zip(logs, liveOutputs) {
             let listed = try await runProgram("reel", ["log", "--json"] + arguments + offline)
             #expect(listed.output == output, "offline \(arguments): \(listed.errors)")
