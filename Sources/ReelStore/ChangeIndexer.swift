@@ -43,7 +43,10 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
     ///
     /// - Parameters:
     ///   - latest: the log's latest seq, whose state is `latestState` (the store has just rebuilt it).
-    static func start(timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, logger: Logger) throws(StoreError) {
+    ///   - progress: called with the seq reached now and then while the index is built.
+    static func start(
+        timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, logger: Logger, progress: ((UInt64) -> Void)? = nil
+    ) throws(StoreError) {
         let directory = timeline.directory
         var status: ChangeIndexStatus?
         do {
@@ -75,7 +78,7 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
             var state = try timeline.state(at: indexed)
             while indexed < latest {
                 let end = min(latest, indexed + catchUpCommitSize)
-                let postings = try timeline.changePostings(from: indexed + 1, through: end, state: &state)
+                let postings = try timeline.changePostings(from: indexed + 1, through: end, state: &state, progress: progress)
                 let appended: Bool
                 do {
                     appended = try directory.appendToChangeIndex(postings)
@@ -155,7 +158,9 @@ extension Timeline {
     /// The change index's postings of `first…last`, folding them into `state` (the state at
     /// `first - 1`).
     @_specialize(where State == JSONValue)
-    func changePostings(from first: UInt64, through last: UInt64, state: inout State) throws(StoreError) -> ChangePostings {
+    func changePostings(
+        from first: UInt64, through last: UInt64, state: inout State, progress: ((UInt64) -> Void)? = nil
+    ) throws(StoreError) -> ChangePostings {
         var postings = ChangePostings()
         var failure: StoreError?
         do {
@@ -164,6 +169,7 @@ extension Timeline {
                     postings.startAction()
                     try foldRecordingChanges(envelope, into: &state, recorder: &postings.recorder)
                     postings.endAction(seq: envelope.seq)
+                    if let progress, envelope.seq & 0xFFF == 0 { progress(envelope.seq) }
                     return true
                 } catch {
                     failure = error

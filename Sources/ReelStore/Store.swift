@@ -88,9 +88,19 @@ public final class Store<State: StoreState>: Sendable {
         if options.changeIndex {
             // The writer records what later actions change when the reducer predicts it; else
             // the journal's applier works it out, folding them into a copy of its own.
+            // A long build (the first start on an existing log) says how far it got, as a
+            // replay at open does, which keeps a service manager's start timeout from running out.
+            var lastIndexReport = ContinuousClock.now
             try ChangeIndexer.start(
                 timeline: timeline, latest: restored.seq, latestState: restored.state, feed: definition.predictChanges == nil, logger: logger
-            )
+            ) { reached in
+                let now = ContinuousClock.now
+                guard now - lastIndexReport >= options.openProgressInterval else { return }
+                lastIndexReport = now
+                let percent = Int(Double(reached) * 100 / Double(max(restored.seq, 1)))
+                logger.info("building the change index: seq \(reached) of \(restored.seq) (\(percent)%)")
+                options.openProgress?(reached, restored.seq)
+            }
         }
         let lastCheckpoint: Checkpoint?
         do {

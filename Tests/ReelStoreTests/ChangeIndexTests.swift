@@ -3,6 +3,7 @@ import ReelJSON
 import ReelStorage
 import ReelStore
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// The change index and the answers built on it (`history` by path, `blame`), against brute force:
@@ -261,6 +262,32 @@ import Testing
         #expect(reopened.timeline.indexedThrough() == 80)
         try checkAnswers(reopened.timeline, states: states, seed: 11, context: "index built at open")
         await reopened.close()
+    }
+
+    /// Building the index at open says how far it got, as a replay at open does (what keeps a
+    /// service manager's start timeout from running out on a long log).
+    @Test func buildingTheIndexAtOpenReportsItsProgress() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        var options = StoreOptions(storage: .init(durable: false))
+        options.changeIndex = false
+        do {
+            let store = try Store(path: path, definition: .stock, options: options)
+            for first in stride(from: 0, to: 9_000, by: 1_000) {
+                try await store.dispatch(batch: (first..<(first + 1_000)).map { Action(type: "set", payload: ["path": .string("/k\($0 % 300)"), "value": .int(Int64($0))]) })
+            }
+            await store.close()
+        }
+        let reports = Mutex<[(UInt64, UInt64)]>([])
+        options.changeIndex = true
+        options.openProgressInterval = .zero
+        options.openProgress = { reached, latest in reports.withLock { $0.append((reached, latest)) } }
+        let store = try Store(path: path, definition: .stock, options: options)
+        #expect(store.timeline.indexedThrough() == 9_000)
+        let seen = reports.withLock { $0 }
+        #expect(seen.map(\.0) == [4_096, 8_192], "\(seen)")
+        #expect(seen.allSatisfy { $0.1 == 9_000 })
+        await store.close()
     }
 
     @Test func anIndexBuiltByAnotherReducerVersionIsRebuilt() async throws {
