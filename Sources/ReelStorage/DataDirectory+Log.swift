@@ -177,6 +177,16 @@ extension DataDirectory {
         }
     }
 
+    /// The latest seq LMDB's log holds: without the acknowledged actions the journal's applier has
+    /// not moved there yet (``latestSeq()`` counts them).
+    public func latestSeqInLMDB() throws(StorageError) -> UInt64 {
+        do {
+            return try env.read { txn in try Self.latestSeq(txn, log) }
+        } catch {
+            throw Self.wrap(error, "cannot read the log")
+        }
+    }
+
     /// The seq of the newest logged action; 0 for an empty log.
     public func latestSeq() throws(StorageError) -> UInt64 {
         let acked = tail.withLock { $0 }  // before the transaction: see AckedTail

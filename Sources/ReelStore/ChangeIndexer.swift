@@ -44,9 +44,11 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
     /// - Parameters:
     ///   - latest: the log's latest seq, whose state is `latestState` (the store has just rebuilt it).
     ///   - progress: called with the seq reached now and then while the index is built.
+    /// - Returns: the build going on in the background, when the writer records later entries
+    ///   (without `feed`) and the index was behind: the store serves meanwhile.
     static func start(
         timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, logger: Logger, progress: ((UInt64) -> Void)? = nil
-    ) throws(StoreError) {
+    ) throws(StoreError) -> ChangeIndexBuild? {
         let directory = timeline.directory
         var status: ChangeIndexStatus?
         do {
@@ -73,6 +75,10 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
             throw StoreError(error)
         }
         var indexed = status!.indexedThrough
+        if indexed < latest, !feed {
+            // The writer's entries continue the index once the build has caught up with the log.
+            return ChangeIndexBuild.start(timeline: timeline, from: indexed, logger: logger)
+        }
         if indexed < latest {
             let started = ContinuousClock.now
             var state = try timeline.state(at: indexed)
@@ -90,11 +96,12 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
             }
             logger.info("change index brought up to date", metadata: ["through": "\(latest)", "took": "\(ContinuousClock.now - started)"])
         }
-        guard feed else { return }
+        guard feed else { return nil }
         let indexer = ChangeIndexer(
             directory: directory, definition: timeline.definition, state: latestState.unsharingTopLevelStorage(), seq: latest, logger: logger
         )
         directory.attachChangeIndexFeed(indexer)
+        return nil
     }
 
     func postings(for actions: [ActionEnvelope]) -> ChangePostings? {
@@ -158,8 +165,9 @@ extension Timeline {
     /// The change index's postings of `first…last`, folding them into `state` (the state at
     /// `first - 1`).
     @_specialize(where State == JSONValue)
+    ///   - stop: asked now and then: `true` ends the fold early (the postings then cover less).
     func changePostings(
-        from first: UInt64, through last: UInt64, state: inout State, progress: ((UInt64) -> Void)? = nil
+        from first: UInt64, through last: UInt64, state: inout State, progress: ((UInt64) -> Void)? = nil, stop: (() -> Bool)? = nil
     ) throws(StoreError) -> ChangePostings {
         var postings = ChangePostings()
         var failure: StoreError?
@@ -169,7 +177,10 @@ extension Timeline {
                     postings.startAction()
                     try foldRecordingChanges(envelope, into: &state, recorder: &postings.recorder)
                     postings.endAction(seq: envelope.seq)
-                    if let progress, envelope.seq & 0xFFF == 0 { progress(envelope.seq) }
+                    if envelope.seq & 0xFFF == 0 {
+                        progress?(envelope.seq)
+                        if let stop, stop() { return false }
+                    }
                     return true
                 } catch {
                     failure = error

@@ -24,6 +24,8 @@ public final class Store<State: StoreState>: Sendable {
     /// Read-only time travel over this store's log.
     public let timeline: Timeline<State>
     let writer: Writer<State>
+    /// The change index's build going on in the background since the store opened, if any.
+    private let changeIndexBuild: ChangeIndexBuild?
 
     /// Opens (or creates) the store in `path`.
     ///
@@ -86,12 +88,13 @@ public final class Store<State: StoreState>: Sendable {
         )
         Self.rebuildCheckpoints(restored.damagedCheckpoints, timeline: timeline, logger: logger)
         if options.changeIndex {
-            // The writer records what later actions change when the reducer predicts it; else
-            // the journal's applier works it out, folding them into a copy of its own.
-            // A long build (the first start on an existing log) says how far it got, as a
-            // replay at open does, which keeps a service manager's start timeout from running out.
+            // The writer records what later actions change when the reducer predicts it, and an
+            // index behind the log is built in the background meanwhile; else the journal's
+            // applier works them out, folding them into a copy of its own, once the index has
+            // been brought up to date here. That build says how far it got, as a replay at open
+            // does, which keeps a service manager's start timeout from running out.
             var lastIndexReport = ContinuousClock.now
-            try ChangeIndexer.start(
+            changeIndexBuild = try ChangeIndexer.start(
                 timeline: timeline, latest: restored.seq, latestState: restored.state, feed: definition.predictChanges == nil, logger: logger
             ) { reached in
                 let now = ContinuousClock.now
@@ -101,6 +104,8 @@ public final class Store<State: StoreState>: Sendable {
                 logger.info("building the change index: seq \(reached) of \(restored.seq) (\(percent)%)")
                 options.openProgress?(reached, restored.seq)
             }
+        } else {
+            changeIndexBuild = nil
         }
         let lastCheckpoint: Checkpoint?
         do {
@@ -254,7 +259,26 @@ public final class Store<State: StoreState>: Sendable {
 
     /// Stops accepting dispatches, finishes those already queued, writes a checkpoint and releases
     /// the writer. Later dispatches fail with `.shuttingDown`. Safe to call more than once.
+    /// Waits until the change index has caught up with the log, when the store opened with it
+    /// behind and builds it in the background (the time the daemon did not have to wait).
+    public func changeIndexCaughtUp() async {
+        guard let changeIndexBuild else { return }
+        await Self.offThePool { changeIndexBuild.wait() }
+    }
+
+    /// Runs a blocking wait on a thread of its own, not on the cooperative pool.
+    private static func offThePool(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+
     public func close() async {
+        // What the build committed stays; the next open goes on from there.
+        if let changeIndexBuild { await Self.offThePool { changeIndexBuild.stop() } }
         await writer.finish()
         // The journal is drained: no commit needs the change index's feed, and the directory
         // should not keep the feed's copy of the state alive.

@@ -259,35 +259,44 @@ import Testing
         let states = try await filledAndClosed(path, options: options, count: 80, seed: 11, indexed: 0)
         options.changeIndex = true
         let reopened = try Store(path: path, definition: .stock, options: options)
+        // Answered right while the index is built in the background (by replaying), and after.
+        try checkAnswers(reopened.timeline, states: states, seed: 11, context: "index being built", probes: 10)
+        await reopened.changeIndexCaughtUp()
         #expect(reopened.timeline.indexedThrough() == 80)
         try checkAnswers(reopened.timeline, states: states, seed: 11, context: "index built at open")
         await reopened.close()
     }
 
-    /// Building the index at open says how far it got, as a replay at open does (what keeps a
-    /// service manager's start timeout from running out on a long log).
-    @Test func buildingTheIndexAtOpenReportsItsProgress() async throws {
+    /// An index behind the log is built in the background while the store serves: the actions
+    /// dispatched meanwhile are in it once it has caught up, exactly once each.
+    @Test func anIndexBehindIsBuiltInTheBackgroundWhileTheStoreServes() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.sub("data")
         var options = StoreOptions(storage: .init(durable: false))
         options.changeIndex = false
+        let set: @Sendable (Int) -> Action = { Action(type: "set", payload: ["path": .string("/k\($0 % 300)"), "value": .int(Int64($0))]) }
         do {
             let store = try Store(path: path, definition: .stock, options: options)
-            for first in stride(from: 0, to: 9_000, by: 1_000) {
-                try await store.dispatch(batch: (first..<(first + 1_000)).map { Action(type: "set", payload: ["path": .string("/k\($0 % 300)"), "value": .int(Int64($0))]) })
+            for first in stride(from: 0, to: 60_000, by: 1_000) {
+                try await store.dispatch(batch: (first..<(first + 1_000)).map(set))
             }
             await store.close()
         }
-        let reports = Mutex<[(UInt64, UInt64)]>([])
         options.changeIndex = true
-        options.openProgressInterval = .zero
-        options.openProgress = { reached, latest in reports.withLock { $0.append((reached, latest)) } }
         let store = try Store(path: path, definition: .stock, options: options)
-        #expect(store.timeline.indexedThrough() == 9_000)
-        let seen = reports.withLock { $0 }
-        #expect(seen.map(\.0) == [4_096, 8_192], "\(seen)")
-        #expect(seen.allSatisfy { $0.1 == 9_000 })
+        // Dispatches while the build runs (each its own commit, with entries of the writer's).
+        for value in 60_000..<60_600 { try await store.dispatch(set(value)) }
+        await store.changeIndexCaughtUp()
+        // The journal's last commits: in the index once it has drained them.
         await store.close()
+        let timeline = store.timeline
+        #expect(timeline.indexedThrough() == 60_600)
+        for key in [0, 17, 299] {
+            // Seq s set /k((s - 1) % 300): every 300th seq from key + 1.
+            let expected = Array(stride(from: UInt64(key + 1), through: 60_600, by: 300))
+            #expect(try timeline.changedSeqs(path: JSONPointer("/k\(key)"), limit: 10_000).seqs == expected, "/k\(key)")
+        }
+        #expect(try timeline.changedSeqs(path: .root, limit: 70_000).seqs == Array(1...60_600))
     }
 
     @Test func anIndexBuiltByAnotherReducerVersionIsRebuilt() async throws {
@@ -299,6 +308,7 @@ import Testing
         next.identity.version = "1-next"
         let reopened = try Store(path: path, definition: next, options: options)
         #expect(try reopened.directory.changeIndexStatus()?.reducer == next.identity)
+        await reopened.changeIndexCaughtUp()
         #expect(reopened.timeline.indexedThrough() == 60)
         try checkAnswers(reopened.timeline, states: states, seed: 5, context: "rebuilt for 1-next")
         await reopened.close()
@@ -337,7 +347,9 @@ extension ChangeIndexTests {
             #expect(try timeline.blame(path: try JSONPointer("/cart")).entries.map { $0.action?.seq } == [expected.last])
         }
         let reopened = try Store(path: path, definition: .stock, options: options)
-        #expect(try reopened.directory.changeIndexDamage().isEmpty, "rebuilt when the store opened")
+        #expect(try reopened.directory.changeIndexDamage().isEmpty, "emptied when the store opened")
+        await reopened.changeIndexCaughtUp()
+        #expect(reopened.timeline.indexedThrough() == 60, "and built again")
         #expect(try reopened.timeline.changedSeqs(path: try JSONPointer("/cart/total")).seqs == expected)
         #expect(try reopened.timeline.changedSeqs(path: try JSONPointer("/visits")).seqs == (1...30).map { UInt64(2 * $0) })
         await reopened.close()

@@ -29,9 +29,8 @@ import Testing
             #expect(store.statistics.replayedAtOpen == Int(count))
             #expect(store.snapshot.state == ["n": .int(Int64(count))])
             let reported = reports.withLock { $0 }
-            // The replay's reports, then those of the change index rebuilt for the new version.
-            #expect(reported.prefix(2).map(\.0) == [65_536, 131_072])
-            #expect(reported.dropFirst(2).map(\.0) == Array(stride(from: 4_096, through: count, by: 4_096)))
+            // (The change index, rebuilt for the new version, is built in the background.)
+            #expect(reported.map(\.0) == [65_536, 131_072])
             #expect(reported.allSatisfy { $0.1 == count })
             await store.close()
         }

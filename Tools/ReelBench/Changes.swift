@@ -74,11 +74,12 @@ extension ReelBench {
             options.changeIndex = true
             let buildStart = clock.now
             let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
+            await store.changeIndexCaughtUp()
             let buildSeconds = (clock.now - buildStart).seconds
             let timeline = store.timeline
             let sizes = try store.directory.logAndChangeIndexBytes()
             print(String(
-                format: "changes: index built at open in %.1f s (%.2f M actions/s, the open's replay from its checkpoint included); index %.1f MiB = %.1f%% of the log's %.1f MiB (target ≤ 15%%, ≥ 1 M/s)",
+                format: "changes: index built in %.1f s from the open (%.2f M actions/s, the open's replay from its checkpoint included); index %.1f MiB = %.1f%% of the log's %.1f MiB (target ≤ 15%%, ≥ 1 M/s)",
                 buildSeconds, Double(size) / buildSeconds / 1e6, Double(sizes.changeIndex) / 1_048_576,
                 100 * Double(sizes.changeIndex) / Double(sizes.log), Double(sizes.log) / 1_048_576
             ))

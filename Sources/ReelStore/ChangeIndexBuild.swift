@@ -1,0 +1,85 @@
+import Dispatch
+import Foundation
+import Logging
+import ReelCore
+import Synchronization
+
+/// Brings the change index up to date on a thread of its own while the store serves: the first
+/// open of a long log, or one whose index was built by another reducer version, does not wait
+/// for it. Queries past the index replay meanwhile (``Timeline/changedSeqs(path:from:through:newestFirst:limit:)``).
+///
+/// The build folds the log that LMDB holds, in commits of its own that continue the index; the
+/// journal's applier writes the writer's entries of each later commit only where they continue
+/// it, so until the build catches up they are left out, and the build folds those actions from
+/// the log too. Once its last commit reaches the log's end, the applier's next commit continues
+/// the index and the build is done. Both write in LMDB transactions, one at a time: the index is
+/// never ahead of the log, and a crash at any point leaves a shorter index the next open goes on
+/// from.
+public final class ChangeIndexBuild: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    private let running = DispatchGroup()
+
+    private init() {}
+
+    static func start<State: StoreState>(timeline: Timeline<State>, from indexed: UInt64, logger: Logger) -> ChangeIndexBuild {
+        let build = ChangeIndexBuild()
+        build.running.enter()
+        let thread = Thread {
+            defer { build.running.leave() }
+            build.run(timeline: timeline, from: indexed, logger: logger)
+        }
+        thread.name = "reel-change-index-build"
+        thread.start()
+        return build
+    }
+
+    /// Asks the build to stop (at the next 4,096 actions) and waits for it: what it committed
+    /// stays, and the next open goes on from there.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        running.wait()
+    }
+
+    /// Waits until the index has caught up with the log (or the build stopped).
+    public func wait() {
+        running.wait()
+    }
+
+    private func run<State: StoreState>(timeline: Timeline<State>, from start: UInt64, logger: Logger) {
+        let directory = timeline.directory
+        let started = ContinuousClock.now
+        var indexed = start
+        var lastReport = started
+        do throws(StoreError) {
+            var state = try timeline.state(at: indexed)
+            while !stopping.load(ordering: .relaxed) {
+                let applied: UInt64
+                do { applied = try directory.latestSeqInLMDB() } catch { throw StoreError(error) }
+                // At the log's end: the applier's next commit continues the index.
+                guard applied > indexed else { break }
+                let end = min(applied, indexed + ChangeIndexer<State>.catchUpCommitSize)
+                let postings = try timeline.changePostings(
+                    from: indexed + 1, through: end, state: &state,
+                    progress: { reached in
+                        let now = ContinuousClock.now
+                        guard now - lastReport >= .seconds(2) else { return }
+                        lastReport = now
+                        logger.info("building the change index in the background: seq \(reached) of \(applied)")
+                    },
+                    stop: { self.stopping.load(ordering: .relaxed) }
+                )
+                if stopping.load(ordering: .relaxed) { return }
+                let appended: Bool
+                do { appended = try directory.appendToChangeIndex(postings) } catch { throw StoreError(error) }
+                // Not appended: the index moved, which only the applier's continuing entries do.
+                guard appended else { break }
+                indexed = end
+            }
+            if !stopping.load(ordering: .relaxed) {
+                logger.info("change index brought up to date", metadata: ["through": "\(indexed)", "took": "\(ContinuousClock.now - started)"])
+            }
+        } catch {
+            logger.error("the change index stays behind until the store is opened again: \(error.message)")
+        }
+    }
+}
