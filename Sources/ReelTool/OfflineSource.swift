@@ -18,18 +18,7 @@ struct OfflineSource<State: StoreState>: StoreSource {
     var historyPageSize: Int { HistoryParams.maxLimit }
 
     init(path: String, definition: StoreDefinition<State>) throws(ToolError) {
-        let directory: DataDirectory
-        do {
-            directory = try DataDirectory(path: path, reducerName: nil, options: .init(readOnly: true))
-        } catch {
-            throw ToolError(error)
-        }
-        guard directory.metadata.reducerName == definition.identity.name else {
-            throw ToolError(
-                "\(path) was made for reducer '\(directory.metadata.reducerName)', and this program folds with '\(definition.identity.name)': inspect it with that reducer's program",
-                exitStatus: ExitStatus.refused
-            )
-        }
+        let directory = try DataDirectory.openForReading(path, foldedWith: definition)
         queries = TimelineQueries(Timeline(directory: directory, definition: definition))
         label = "the data directory \(path) (read-only)"
     }
@@ -56,5 +45,25 @@ struct OfflineSource<State: StoreState>: StoreSource {
 
     func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode) async throws(ToolError) -> WatchFeed {
         try await DirectoryWatch(source: self, path: path, mode: mode).start(since: since)
+    }
+}
+
+extension DataDirectory {
+    /// `path` opened read-only for a program folding with `definition`: refused when it was made
+    /// for another reducer, whose actions this program's reducers would refuse one by one.
+    static func openForReading<State: StoreState>(_ path: String, foldedWith definition: StoreDefinition<State>) throws(ToolError) -> DataDirectory {
+        let directory: DataDirectory
+        do {
+            directory = try DataDirectory(path: path, reducerName: nil, options: .init(readOnly: true))
+        } catch {
+            throw ToolError(error)
+        }
+        guard directory.metadata.reducerName == definition.identity.name else {
+            throw ToolError(
+                "\(path) was made for reducer '\(directory.metadata.reducerName)', and this program folds with '\(definition.identity.name)': inspect it with that reducer's program",
+                exitStatus: ExitStatus.refused
+            )
+        }
+        return directory
     }
 }

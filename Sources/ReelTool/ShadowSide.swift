@@ -32,12 +32,7 @@ final class LocalShadowSide<State: StoreState>: LocalShadow {
     private var fold: ShadowFold<State>
 
     init(path: String, definition: StoreDefinition<State>) throws(ToolError) {
-        let directory: DataDirectory
-        do {
-            directory = try DataDirectory(path: path, reducerName: nil, options: .init(readOnly: true))
-        } catch {
-            throw ToolError(error)
-        }
+        let directory = try DataDirectory.openForReading(path, foldedWith: definition)
         fold = ShadowFold(timeline: Timeline(directory: directory, definition: definition))
     }
 

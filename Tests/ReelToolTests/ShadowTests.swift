@@ -126,6 +126,10 @@ import Testing
         )
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output == "/character  same\n/enemies/0/hp  same\nthe same over 40 actions\n")
+        // The stock reducer does not fold the RPG's history: said, not tried.
+        let stock = try await runProgram("reel", ["shadow", "--baseline", try Self.baseline(in: directory), "--data-dir", data])
+        #expect(stock.status == 2)
+        #expect(stock.errors.contains("made for reducer 'rpg'"), "\(stock.errors)")
         let notAnApp = try await runProgram("reel-rpg", ["shadow", "--baseline", "/bin/true", "--data-dir", data])
         #expect(notAnApp.status == 69)
         #expect(notAnApp.errors.contains("exited without answering"), "\(notAnApp.errors)")
