@@ -18,6 +18,8 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
     private struct Position {
         var state: State
         var seq: UInt64
+        /// `state` as JSON, when the last fold worked it out.
+        var json: JSONValue?
     }
 
     private weak let directory: DataDirectory?
@@ -29,7 +31,7 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
         self.directory = directory
         self.definition = definition
         self.logger = logger
-        position = Mutex(Position(state: state, seq: seq))
+        position = Mutex(Position(state: state, seq: seq, json: nil))
     }
 
     /// How many actions bringing the index up to date folds per commit: each commit touches every
@@ -113,7 +115,7 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
                 var postings = ChangePostings()
                 for action in actions {
                     postings.startAction()
-                    try timeline.foldRecordingChanges(action, into: &place.state, recorder: &postings.recorder)
+                    try timeline.foldRecordingChanges(action, into: &place.state, recorder: &postings.recorder, json: &place.json)
                     postings.endAction(seq: action.seq)
                 }
                 place.seq = actions.last!.seq
@@ -141,11 +143,24 @@ extension Timeline {
     func foldRecordingChanges(
         _ envelope: ActionEnvelope, into state: inout State, recorder: inout JSONChangeRecorder
     ) throws(StoreError) {
+        var json: JSONValue?
+        try foldRecordingChanges(envelope, into: &state, recorder: &recorder, json: &json)
+    }
+
+    /// ``foldRecordingChanges(_:into:recorder:)`` for a fold through many actions: `json` is
+    /// `state` as JSON when known (`nil` otherwise), and is left as the state after it when the
+    /// comparison worked it out, so that a state that only converts to JSON at a cost (a typed
+    /// app state) is converted once per action, not twice.
+    @_specialize(where State == JSONValue)
+    func foldRecordingChanges(
+        _ envelope: ActionEnvelope, into state: inout State, recorder: inout JSONChangeRecorder, json: inout JSONValue?
+    ) throws(StoreError) {
         let fold = self.fold
         let stateAt = { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
         if let predict = definition.predictChanges, predict(state, envelope, &recorder) {
             do {
                 try fold.apply(envelope, to: &state, stateAt: stateAt)
+                json = nil
             } catch where error.code == .rejected || error.code == .unknownActionType {
                 recorder.startEdit()
             }
@@ -153,13 +168,17 @@ extension Timeline {
         }
         // A prediction that gave up may have recorded part of the action.
         recorder.startEdit()
-        let before = state
+        let before: JSONValue
+        if let known = json { before = known } else { before = try state.jsonValueOrThrow(seq: envelope.seq - 1) }
         do {
             try fold.apply(envelope, to: &state, stateAt: stateAt)
         } catch where error.code == .rejected || error.code == .unknownActionType {
+            json = before
             return
         }
-        recorder.record(at: [], from: try before.jsonValueOrThrow(seq: envelope.seq - 1), to: try state.jsonValueOrThrow(seq: envelope.seq))
+        let after = try state.jsonValueOrThrow(seq: envelope.seq)
+        recorder.record(at: [], from: before, to: after)
+        json = after
     }
 
     /// The change index's postings of `first…last`, folding them into `state` (the state at
@@ -170,12 +189,13 @@ extension Timeline {
         from first: UInt64, through last: UInt64, state: inout State, progress: ((UInt64) -> Void)? = nil, stop: (() -> Bool)? = nil
     ) throws(StoreError) -> ChangePostings {
         var postings = ChangePostings()
+        var json: JSONValue?
         var failure: StoreError?
         do {
             try directory.forEachEnvelopeReadingAhead(from: first, through: last) { envelope in
                 do throws(StoreError) {
                     postings.startAction()
-                    try foldRecordingChanges(envelope, into: &state, recorder: &postings.recorder)
+                    try foldRecordingChanges(envelope, into: &state, recorder: &postings.recorder, json: &json)
                     postings.endAction(seq: envelope.seq)
                     if envelope.seq & 0xFFF == 0 {
                         progress?(envelope.seq)

@@ -203,6 +203,20 @@ import Testing
         try checkAnswers(store.timeline, states: states, seed: seed, context: "after close, seed \(seed)")
     }
 
+    /// A reducer that cannot predict its changes (a typed app's): the journal's applier folds
+    /// each commit into a copy of its own and compares the states, converting each once.
+    @Test(arguments: [7, 8] as [UInt64])
+    func aReducerThatCannotPredictIsIndexedByComparingStates(seed: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        var definition = StoreDefinition<JSONValue>.stock
+        definition.predictChanges = nil
+        let store = try Store(path: directory.sub("data"), definition: definition, options: StoreOptions(checkpointEvery: 37, storage: .init(durable: false)))
+        let states = try await Self.fill(store, count: 100, seed: seed)
+        await store.close()
+        #expect(store.timeline.indexedThrough() == 100)
+        try checkAnswers(store.timeline, states: states, seed: seed, context: "compared, seed \(seed)", probes: 30)
+    }
+
     /// Fills a store opened with `options`, checks its answers once closed, and lets it go (so
     /// that the directory can be opened again in this process).
     func filledAndClosed(_ path: String, options: StoreOptions, count: Int, seed: UInt64, indexed: UInt64) async throws -> [JSONValue] {
