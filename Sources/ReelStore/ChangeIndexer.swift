@@ -183,8 +183,11 @@ extension Timeline {
 
     /// The change index's postings of `first…last`, folding them into `state` (the state at
     /// `first - 1`).
+    ///
+    /// - Parameters:
+    ///   - progress: called with the seq reached every 4,096 actions.
+    ///   - stop: asked as often: `true` ends the fold early (the postings then cover less).
     @_specialize(where State == JSONValue)
-    ///   - stop: asked now and then: `true` ends the fold early (the postings then cover less).
     func changePostings(
         from first: UInt64, through last: UInt64, state: inout State, progress: ((UInt64) -> Void)? = nil, stop: (() -> Bool)? = nil
     ) throws(StoreError) -> ChangePostings {

@@ -257,8 +257,6 @@ public final class Store<State: StoreState>: Sendable {
         writer.queue.close()
     }
 
-    /// Stops accepting dispatches, finishes those already queued, writes a checkpoint and releases
-    /// the writer. Later dispatches fail with `.shuttingDown`. Safe to call more than once.
     /// Waits until the change index has caught up with the log, when the store opened with it
     /// behind and builds it in the background (the time the daemon did not have to wait).
     public func changeIndexCaughtUp() async {
@@ -276,6 +274,8 @@ public final class Store<State: StoreState>: Sendable {
         }
     }
 
+    /// Stops accepting dispatches, finishes those already queued, writes a checkpoint and releases
+    /// the writer. Later dispatches fail with `.shuttingDown`. Safe to call more than once.
     public func close() async {
         // What the build committed stays; the next open goes on from there.
         if let changeIndexBuild { await Self.offThePool { changeIndexBuild.stop() } }

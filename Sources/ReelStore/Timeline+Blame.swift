@@ -33,10 +33,10 @@ extension Timeline {
     ///   - at: the seq whose state is blamed; `nil` for the latest.
     ///   - limit: the most leaves per page.
     ///   - after: the page starts after this leaf (the `next` of the page before).
-    /// - Throws: ``StoreError`` `.pathNotFound` when nothing is at `path` at that seq,
-    ///   `.seqOutOfRange` beyond the latest seq.
     ///   - known: the state at some seq already in memory (a running store's published state),
     ///     used instead of rebuilding it when `at` is that seq, or `nil` and it is the latest.
+    /// - Throws: ``StoreError`` `.pathNotFound` when nothing is at `path` at that seq,
+    ///   `.seqOutOfRange` beyond the latest seq.
     @_specialize(where State == JSONValue)
     public func blame(
         path: JSONPointer = .root, at: UInt64? = nil, limit: Int = 1_000, after: JSONPointer? = nil, known: (seq: UInt64, state: State)? = nil
