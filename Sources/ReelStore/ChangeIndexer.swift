@@ -157,17 +157,14 @@ extension Timeline {
     ) throws(StoreError) {
         let fold = self.fold
         let stateAt = { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
-        if let predict = definition.predictChanges, predict(state, envelope, &recorder) {
-            do {
-                try fold.apply(envelope, to: &state, stateAt: stateAt)
+        do {
+            if try fold.applyPredictingChanges(envelope, to: &state, recorder: &recorder, stateAt: stateAt) {
                 json = nil
-            } catch where error.code == .rejected || error.code == .unknownActionType {
-                recorder.startEdit()
+                return
             }
+        } catch where error.code == .rejected || error.code == .unknownActionType {
             return
         }
-        // A prediction that gave up may have recorded part of the action.
-        recorder.startEdit()
         let before: JSONValue
         if let known = json { before = known } else { before = try state.jsonValueOrThrow(seq: envelope.seq - 1) }
         do {

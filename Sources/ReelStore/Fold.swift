@@ -59,3 +59,28 @@ public struct Reconstruction<State: StoreState>: Sendable {
     /// The size of the checkpoint's encoded state, or 0 without a checkpoint.
     public var checkpointBytes = 0
 }
+
+extension Fold {
+    /// Applies `envelope` when the definition can predict what it changes
+    /// (``StoreDefinition/predictChanges``), recording that into `recorder`'s current edit:
+    /// `true`. `false`, with nothing applied and the edit empty, when it cannot: the caller
+    /// compares the states before and after instead. A throw from the reducers leaves the state
+    /// as it was and the edit empty.
+    func applyPredictingChanges(
+        _ envelope: ActionEnvelope, to state: inout State, recorder: inout JSONChangeRecorder,
+        stateAt: (UInt64) throws(StoreError) -> State
+    ) throws(StoreError) -> Bool {
+        guard let predict = definition.predictChanges, predict(state, envelope, &recorder) else {
+            // A prediction that gave up may have recorded part of the action.
+            recorder.startEdit()
+            return false
+        }
+        do {
+            try apply(envelope, to: &state, stateAt: stateAt)
+        } catch {
+            recorder.startEdit()
+            throw error
+        }
+        return true
+    }
+}

@@ -340,23 +340,14 @@ extension Writer {
     /// action, where the journal's applier would fold every action again into a copy of its own.
     func fold(_ envelope: ActionEnvelope, recordingInto changes: inout ChangePostings?) throws(StoreError) {
         let fold = Fold(definition: definition)
-        guard changes != nil, let predict = definition.predictChanges else {
+        guard changes != nil else {
             try fold.apply(envelope, to: &state, stateAt: revertTarget)
             return
         }
         changes!.startAction()
-        if predict(state, envelope, &changes!.recorder) {
-            do {
-                try fold.apply(envelope, to: &state, stateAt: revertTarget)
-            } catch {
-                changes!.startAction()
-                throw error
-            }
-            return
-        }
+        if try fold.applyPredictingChanges(envelope, to: &state, recorder: &changes!.recorder, stateAt: revertTarget) { return }
         // Not predicted (a patch whose operations build on one another, `@revert`): compared.
         // The copy held meanwhile makes the reducers copy what they change, once.
-        changes!.startAction()
         let before = state
         try fold.apply(envelope, to: &state, stateAt: revertTarget)
         do throws(StoreError) {
