@@ -27,30 +27,11 @@ public struct ShadowFold<State: StoreState> {
     public mutating func advance(through last: UInt64) throws(StoreError) -> [UInt64] {
         mark = (state, seq)
         guard last > seq else { return [] }
-        let fold = timeline.fold
-        let timeline = self.timeline
-        var state = self.state
-        self.state = timeline.definition.initialState  // `state` the only reference: folded in place
-        var refused: [UInt64] = []
-        do {
-            try timeline.directory.forEachEnvelopeReadingAhead(from: seq + 1, through: last) { envelope in
-                do {
-                    try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in
-                        try timeline.state(at: to)
-                    }
-                } catch let error as StoreError
-                    where error.code == .rejected || error.code == .unknownActionType
-                {
-                    refused.append(envelope.seq)
-                }
-                return true
-            }
-        } catch {
-            throw StoreError.walking(error, "shadow replay")
-        }
-        self.state = state
+        var result = Reconstruction(seq: last, state: state, checkpointSeq: nil, skippedCheckpoints: [], replayed: 0, refused: [])
+        try timeline.replay(from: seq + 1, through: last, into: &result, skipping: [])
+        state = result.state
         seq = last
-        return refused
+        return result.refused.map(\.seq)
     }
 
     /// Goes back to the initial state, seq 0.
