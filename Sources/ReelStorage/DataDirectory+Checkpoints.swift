@@ -58,6 +58,28 @@ extension DataDirectory {
         }
     }
 
+    /// The seq of the newest checkpoint of `reducer` at or before `seq`, from the records' headers
+    /// alone: its state is neither read nor checked (``newestCheckpoint(atOrBefore:reducer:)``
+    /// does both), so a caller can tell how far it would replay before it loads one.
+    public func newestCheckpointSeq(atOrBefore seq: UInt64, reducer: ReducerIdentity) throws(StorageError) -> UInt64? {
+        do {
+            return try env.read { txn in
+                var found: UInt64?
+                try txn.forEach(in: checkpoints, from: seq, reverse: true) { key, value in
+                    let key = try Self.decodeSeq(key, checkpoints)
+                    guard case .success(let header) = Result(catching: { () throws(StorageError) in try decodeCheckpoint(key, value, headerOnly: true) }),
+                        header.reducer == reducer
+                    else { return true }
+                    found = key
+                    return false
+                }
+                return found
+            }
+        } catch {
+            throw Self.wrap(error, "cannot read checkpoints")
+        }
+    }
+
     /// Every intact checkpoint's header (seq, reducer, time, hash; no state bytes), oldest first.
     ///
     /// - Parameter damaged: called with each damaged checkpoint, which is left out.

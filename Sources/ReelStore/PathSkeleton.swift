@@ -77,12 +77,24 @@ extension Timeline {
         guard definition.reducer is JSONDocumentReducer, State.self == JSONValue.self, PathSkeleton.follows(path),
             indexedThrough() > 0
         else { return nil }
+        // How many changes since the checkpoint it would start from, before that checkpoint is
+        // read: a path most actions change is rebuilt faster whole, reading the log ahead in order.
+        let start: UInt64
+        do {
+            start = try directory.newestCheckpointSeq(atOrBefore: seq, reducer: definition.identity) ?? 0
+        } catch {
+            throw StoreError(error)
+        }
+        let changes = try changedSeqs(path: path, from: start + 1, through: seq, limit: Self.skeletonChangeLimit)
+        guard changes.next == nil else { return nil }
         let found: (checkpoint: Checkpoint?, skipped: [SkippedCheckpoint])
         do {
             found = try directory.newestCheckpoint(atOrBefore: seq, reducer: definition.identity)
         } catch {
             throw StoreError(error)
         }
+        // Another one when that was damaged: the changes counted are not the ones to apply.
+        guard (found.checkpoint?.seq ?? 0) == start else { return nil }
         var skeleton: PathSkeleton
         if let checkpoint = found.checkpoint {
             do {
@@ -93,9 +105,6 @@ extension Timeline {
         } else {
             skeleton = PathSkeleton(path: path, state: try definition.initialState.jsonValueOrThrow(seq: 0))
         }
-        // A path most actions change is rebuilt faster whole, reading the log ahead in order.
-        let changes = try changedSeqs(path: path, from: (found.checkpoint?.seq ?? 0) + 1, through: seq, limit: Self.skeletonChangeLimit)
-        guard changes.next == nil else { return nil }
         for changed in changes.seqs {
             let envelope: ActionEnvelope?
             do { envelope = try directory.envelope(at: changed) } catch { throw StoreError(error) }
