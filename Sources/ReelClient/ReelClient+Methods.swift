@@ -64,7 +64,7 @@ extension ReelClient {
     public func dispatch(
         _ action: Action, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil, meta: ActionMeta? = nil
     ) async throws(ReelClientError) -> DispatchReceipt {
-        let params = DispatchParams(action: action, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: metaToSend(meta))
+        let params = DispatchParams(action: actionToSend(action), expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: metaToSend(meta))
         return DispatchReceipt(try await call(Method.Dispatch.self, params))
     }
 
@@ -82,10 +82,20 @@ extension ReelClient {
     public func dispatch(
         batch actions: [Action], expectedSeq: UInt64? = nil, idempotencyKey: String? = nil, meta: ActionMeta? = nil
     ) async throws(ReelClientError) -> BatchReceipt {
-        let params = DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: metaToSend(meta))
+        let params = DispatchParams(batch: actions.map(actionToSend), expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: metaToSend(meta))
         let outcome = try await call(Method.Dispatch.self, params)
         guard outcome.batch else { throw .violation("a single seq for a batch dispatch") }
         return BatchReceipt(outcome)
+    }
+
+    /// The action as a dispatch sends it: a typed payload names its version (``Action/init(_:)``),
+    /// which a daemon from before versions would refuse as an unknown member; version 1 is what
+    /// such a daemon reads anyway, so it goes unnamed there.
+    func actionToSend(_ action: Action) -> Action {
+        guard action.version == 1, !serverHello.supports(.dispatchVersion) else { return action }
+        var unnamed = action
+        unnamed.version = nil
+        return unnamed
     }
 
     /// The meta a dispatch sends: the caller's, with the current span's traceparent when it gives

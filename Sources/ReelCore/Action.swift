@@ -1,15 +1,23 @@
 import ReelJSON
 
-/// An action as a client dispatches it: a type and an optional JSON payload (`.null` when absent).
+/// An action as a client dispatches it: a type, an optional JSON payload (`.null` when absent)
+/// and the version of the payload's shape.
 ///
 /// Types beginning with `@` are reserved for the store itself (see ``StoreAction``).
 public struct Action: Sendable, Equatable {
     public var type: String
     public var payload: JSONValue
+    /// The version of the payload's shape (``ActionDescription/version``). In a dispatch, `nil`
+    /// is the latest the reducers declare for the type, and an older one is upcast to it on the
+    /// way in. In a logged action, `nil` is version 1 (every action logged before its type had
+    /// versions), and the writer logs the version it dispatched at, `nil` for 1, so one version
+    /// has one form.
+    public var version: Int?
 
-    public init(type: String, payload: JSONValue = .null) {
+    public init(type: String, payload: JSONValue = .null, version: Int? = nil) {
         self.type = type
         self.payload = payload
+        self.version = version
     }
 
     /// An action built from a typed payload: its type is `P.actionType`, its payload `P` as JSON.
@@ -17,7 +25,7 @@ public struct Action: Sendable, Equatable {
     /// - Throws: ``ReducerError`` with code `.invalidPayload` when `payload` cannot be represented as JSON.
     public init<P: ActionPayload>(_ payload: P) throws(ReducerError) {
         do {
-            self.init(type: P.actionType, payload: try JSONValueEncoder().encode(payload))
+            self.init(type: P.actionType, payload: try JSONValueEncoder().encode(payload), version: P.version)
         } catch {
             throw ReducerError(.invalidPayload, "cannot encode '\(P.actionType)': \(error.message)")
         }
@@ -107,4 +115,6 @@ public struct ActionEnvelope: Sendable, Equatable {
 
     public var type: String { action.type }
     public var payload: JSONValue { action.payload }
+    /// The version of the logged payload's shape: 1 unless the action says otherwise.
+    public var version: Int { action.version ?? 1 }
 }

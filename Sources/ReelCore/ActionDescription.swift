@@ -8,19 +8,38 @@ import ReelJSON
 public struct ActionDescription: Sendable, Equatable {
     /// The action type.
     public var type: String
-    /// The version of the payload's shape (every type is at version 1 until versioned actions exist).
+    /// The version of the payload's shape that the reducers read: 1 until the shape changes.
     public var version: Int
     /// A JSON Schema (draft 2020-12) of the payload; its `description` says what the action does.
     public var schema: JSONValue
     /// A payload the reducer accepts (for the stock reducer, on an empty state made ready by the
     /// examples before it).
     public var example: JSONValue
+    /// How payloads of older versions become ``version``'s, one version at a time; sorted by
+    /// ``Upcaster/from``.
+    public var upcasters: [Upcaster]
 
-    public init(type: String, version: Int = 1, schema: JSONValue, example: JSONValue) {
+    public init(type: String, version: Int = 1, schema: JSONValue, example: JSONValue, upcasters: [Upcaster] = []) {
         self.type = type
         self.version = version
         self.schema = schema
         self.example = example
+        self.upcasters = upcasters.sorted { $0.from < $1.from }
+    }
+
+    /// The versions whose payloads can be read: ``version`` and every older one from which an
+    /// unbroken chain of upcasters leads to it; ascending.
+    public var readableVersions: [Int] {
+        var readable = [version]
+        let sources = Set(upcasters.map(\.from))
+        while let oldest = readable.first, oldest > 1, sources.contains(oldest - 1) { readable.insert(oldest - 1, at: 0) }
+        return readable
+    }
+
+    /// Equal when they describe the same: upcasters compare by the version they read.
+    public static func == (lhs: ActionDescription, rhs: ActionDescription) -> Bool {
+        lhs.type == rhs.type && lhs.version == rhs.version && lhs.schema == rhs.schema && lhs.example == rhs.example
+            && lhs.upcasters.map(\.from) == rhs.upcasters.map(\.from)
     }
 
     /// What the schema says the action does, if it says.
@@ -90,10 +109,17 @@ extension ActionPayload {
     /// No example unless the payload type declares one.
     public static var example: Self? { nil }
 
-    /// The action type's description, from ``payloadSchema`` and ``example``.
+    /// Version 1 until the payload type declares another.
+    public static var version: Int { 1 }
+
+    /// None until the payload type declares some.
+    public static var upcasters: [Upcaster] { [] }
+
+    /// The action type's description, from ``payloadSchema``, ``example``, ``version`` and
+    /// ``upcasters``.
     public static var actionDescription: ActionDescription {
         let example = Self.example.flatMap { try? JSONValueEncoder().encode($0) } ?? .null
-        return ActionDescription(type: actionType, schema: payloadSchema, example: example)
+        return ActionDescription(type: actionType, version: version, schema: payloadSchema, example: example, upcasters: upcasters)
     }
 }
 

@@ -73,6 +73,23 @@ public struct Reduce<State>: Reducer {
 ///     static let payloadSchema = JSONSchema.object(["title": JSONSchema.string], required: ["title"])
 ///     static let example: AddTodo? = AddTodo(title: "Water the plants")
 /// ```
+///
+/// When the shape changes, the history keeps the old payloads: raise ``version`` and say how a
+/// payload of the version before becomes one of this version. Logged actions are upcast when
+/// folded, and a client may still dispatch the old shape:
+///
+/// ```swift
+///     static let version = 2
+///     static let upcasters = [
+///         Upcaster(from: 1) { payload throws(ReducerError) in  // 1 had `name`; 2 calls it `title`
+///             guard case .object(var members) = payload, let name = members.removeValue(forKey: "name") else {
+///                 throw .rejected("a version 1 payload needs a name")
+///             }
+///             members["title"] = name
+///             return .object(members)
+///         }
+///     ]
+/// ```
 public protocol ActionPayload: Codable, Sendable {
     /// The `type` of actions carrying this payload, unique within a store.
     static var actionType: String { get }
@@ -80,6 +97,10 @@ public protocol ActionPayload: Codable, Sendable {
     static var payloadSchema: JSONValue { get }
     /// A payload to show users; by default none.
     static var example: Self? { get }
+    /// The version of this shape of the payload; by default 1.
+    static var version: Int { get }
+    /// How older versions' payloads become this one's, one version at a time; by default none.
+    static var upcasters: [Upcaster] { get }
 }
 
 extension ActionPayload {

@@ -20,7 +20,12 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     public var identity: ReducerIdentity
     public var initialState: State
     public var middleware: [any Middleware<State>]
-    public var reducer: any Reducer<State>
+    public var reducer: any Reducer<State> {
+        didSet { versions = ActionVersions(reducer.actionDescriptions) }
+    }
+    /// The versions of the action types and the upcasters between them, from the reducers'
+    /// descriptions.
+    public private(set) var versions: ActionVersions
     /// What an action will change in the state, worked out before it is applied (see
     /// ``JSONDocumentReducer/predictChanges(of:in:into:)``); `false` when it cannot tell. The
     /// change index asks it for every action; without it (or on `false`) the index compares the
@@ -38,6 +43,7 @@ public struct StoreDefinition<State: StoreState>: Sendable {
         self.initialState = initialState
         self.middleware = middleware
         self.reducer = reducer
+        self.versions = ActionVersions(reducer.actionDescriptions)
     }
 
     public init(
@@ -60,6 +66,21 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     /// (`@revert`): what `describe` answers.
     public var actionDescriptions: [ActionDescription] {
         reducer.actionDescriptions + StoreAction.descriptions
+    }
+
+    /// Why logged actions of `type` at `version` cannot be folded by this definition, or `nil`
+    /// when they can: a type no reducer handles, a version newer than the reducers read, or an
+    /// older one without upcasters to the latest. What the daemon checks the history against
+    /// before it starts, and `check-history` reports.
+    public func problem(reading type: String, version: Int) -> String? {
+        if type.utf8.first == UInt8(ascii: "@") {
+            guard StoreAction.descriptions.contains(where: { $0.type == type }) else {
+                return "'\(type)' is not a store action this build knows"
+            }
+            return version == 1 ? nil : "version \(version) of '\(type)' is newer than this build reads (version 1)"
+        }
+        guard reducer.actionTypes.contains(type) else { return "no reducer handles '\(type)'" }
+        return versions.problem(reading: type, version: version)
     }
 
     /// Checks that some reducer handles the action's type; reserved types are the store's business.

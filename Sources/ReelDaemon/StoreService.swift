@@ -35,7 +35,8 @@ public final class StoreService<State: StoreState>: Service, Sendable {
     /// and map size limit (``DaemonConfiguration/storeOptions``, unless `options` are given). Take
     /// the ``DataDirectoryLock`` first.
     ///
-    /// - Throws: ``StartupError`` `.incompatibleData` (another format or reducer, damaged data) or
+    /// - Throws: ``StartupError`` `.incompatibleData` (another format or reducer, damaged data, a
+    ///   log holding actions the reducers cannot read) or
     ///   `.storage` (unreadable, permission denied), with the store's reason.
     public convenience init(
         configuration: DaemonConfiguration, definition: StoreDefinition<State>, options: StoreOptions? = nil, logger: Logger
@@ -47,7 +48,8 @@ public final class StoreService<State: StoreState>: Service, Sendable {
             )
         } catch {
             let storage = error.underlying as? StorageError
-            let code: StartupError.Code = storage?.code == .incompatible || storage?.code == .corrupt ? .incompatibleData : .storage
+            let incompatible = storage?.code == .incompatible || storage?.code == .corrupt || error.code == .unreadableHistory
+            let code: StartupError.Code = incompatible ? .incompatibleData : .storage
             throw StartupError(code, "cannot open the store in \(configuration.dataDirectory): \(error.message)", underlying: error)
         }
         self.init(store: store, logger: logger)

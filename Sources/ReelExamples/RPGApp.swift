@@ -71,6 +71,34 @@ public enum RPGApp {
         }
     }
 
+    /// `rpg/attackEnemy {target}`, version 2 of its payload (the rules of version 3): the enemy is
+    /// named `target`. Version 1's payloads, logged or dispatched, are upcast: `enemyId` becomes
+    /// `target`.
+    public struct AttackEnemyV2: ActionPayload {
+        public static let actionType = "rpg/attackEnemy"
+        public static let version = 2
+        public static let upcasters = [
+            Upcaster(from: 1) { payload throws(ReducerError) in
+                guard case .object(var members) = payload, let enemy = members.removeValue(forKey: "enemyId") else {
+                    throw .rejected("a version 1 attack names its enemy in 'enemyId'")
+                }
+                members["target"] = enemy
+                return .object(members)
+            }
+        ]
+        public static let payloadSchema = JSONSchema.object(
+            ["target": JSONSchema.string, "damage": JSONSchema.described(JSONSchema.integer, "filled in by middleware")],
+            required: ["target"], description: "The enemy loses the character's attack in HP."
+        )
+        public static let example: AttackEnemyV2? = AttackEnemyV2(target: "slime")
+        public var target: String
+        public var damage: Int?
+        public init(target: String, damage: Int? = nil) {
+            self.target = target
+            self.damage = damage
+        }
+    }
+
     /// `rpg/attackCharacter {enemyId}`: the character loses that enemy's attack in HP. Middleware
     /// fills in `damage`.
     public struct AttackCharacter: ActionPayload {
@@ -130,17 +158,27 @@ public enum RPGApp {
     public static let definition = definition(rules: 1)
 
     /// The game's rules by version: version 2 stops an enemy's HP at zero where version 1 lets it
-    /// go below, and refuses an attack on an enemy already at zero. Two versions of one app, to see what `shadow` tells of a change of rules
+    /// go below, and refuses an attack on an enemy already at zero; version 3 plays as 2 and
+    /// names an attack's enemy `target` (``AttackEnemyV2``, payload version 2, upcast from 1).
+    /// Versions of one app, to see what `shadow` and `check-history` tell of a change
     /// (`REEL_RPG_RULES=2 reel-rpg shadow --baseline …`).
     public static func definition(rules: Int) -> StoreDefinition<State> {
-        StoreDefinition(
+        let enrichAttack: any Middleware<State> =
+            rules >= 3
+            ? Enrich(AttackEnemyV2.self) { attack, state, _ throws(ReducerError) in
+                var attack = attack
+                attack.damage = state.character.attack
+                return attack
+            }
+            : Enrich(AttackEnemy.self) { attack, state, _ throws(ReducerError) in
+                var attack = attack
+                attack.damage = state.character.attack
+                return attack
+            }
+        return StoreDefinition(
             name: "rpg", version: "\(rules)", initialState: initialState,
             middleware: [
-                Enrich(AttackEnemy.self) { attack, state, _ throws(ReducerError) in
-                    var attack = attack
-                    attack.damage = state.character.attack
-                    return attack
-                },
+                enrichAttack,
                 Enrich(AttackCharacter.self) { attack, state, _ throws(ReducerError) in
                     guard let enemy = state.enemies.first(where: { $0.id == attack.enemyId }) else {
                         throw .rejected("no enemy '\(attack.enemyId)'")
@@ -160,13 +198,14 @@ public enum RPGApp {
                 }
             }
             Scope(\State.enemies) {
-                On(AttackEnemy.self) { enemies, attack throws(ReducerError) in
-                    guard let index = enemies.firstIndex(where: { $0.id == attack.enemyId }) else {
-                        throw .rejected("no enemy '\(attack.enemyId)'")
+                if rules >= 3 {
+                    On(AttackEnemyV2.self) { enemies, attack throws(ReducerError) in
+                        try hit(&enemies, attack.target, damage: attack.damage, rules: rules)
                     }
-                    if rules >= 2, enemies[index].hp == 0 { throw .rejected("\(attack.enemyId) is already defeated") }
-                    enemies[index].hp -= try damage(attack.damage)
-                    if rules >= 2 { enemies[index].hp = max(0, enemies[index].hp) }
+                } else {
+                    On(AttackEnemy.self) { enemies, attack throws(ReducerError) in
+                        try hit(&enemies, attack.enemyId, damage: attack.damage, rules: rules)
+                    }
                 }
                 On(SetSaveData.self) { enemies, save throws(ReducerError) in
                     enemies = save.enemies
@@ -179,6 +218,14 @@ public enum RPGApp {
                 }
             }
         }
+    }
+
+    /// An attack on the enemy `id`, by the rules of `rules`.
+    public static func hit(_ enemies: inout [Enemy], _ id: String, damage logged: Int?, rules: Int) throws(ReducerError) {
+        guard let index = enemies.firstIndex(where: { $0.id == id }) else { throw .rejected("no enemy '\(id)'") }
+        if rules >= 2, enemies[index].hp == 0 { throw .rejected("\(id) is already defeated") }
+        enemies[index].hp -= try damage(logged)
+        if rules >= 2 { enemies[index].hp = max(0, enemies[index].hp) }
     }
 
     /// The damage the middleware logged. An attack logged without one did not pass through the

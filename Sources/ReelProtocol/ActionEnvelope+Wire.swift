@@ -4,7 +4,7 @@ import ReelJSON
 extension ActionEnvelope {
     /// Reads a logged action in the shape ``writeWire(into:)`` writes it — the elements of a
     /// `history` page, of an `update` in `actions` mode, and the lines of `reel export`:
-    /// `{seq, type, payload, time, peer: {uid, gid, pid, exe?}, meta?}`.
+    /// `{seq, type, payload, time, peer: {uid, gid, pid, exe?}, meta?, version?}`.
     ///
     /// Clients read what servers wrote, so unknown members are ignored (a later server may add
     /// some), but every member the protocol names must be there and well formed: a history that cannot
@@ -41,8 +41,13 @@ extension ActionEnvelope {
         case .string(let path)?: exe = path
         case .some: throw failure("at seq \(seq) has a peer.exe that is not a string")
         }
+        var version: Int?
+        if let stated = members["version"] {
+            guard let number = actionVersion(stated) else { throw failure("at seq \(seq) has a version that is not an integer from 1") }
+            version = number == 1 ? nil : number
+        }
         self.init(
-            seq: UInt64(seq), action: Action(type: type, payload: members["payload"] ?? .null),
+            seq: UInt64(seq), action: Action(type: type, payload: members["payload"] ?? .null, version: version),
             time: time, peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe), meta: try ActionMeta(wire: members["meta"], seq: seq)
         )
     }

@@ -96,6 +96,7 @@ public enum DispatchLine {
     private static func readAction(_ reader: inout JSONShapeReader) -> Action? {
         var type: String?
         var payload: JSONValue?
+        var version: Int?
         let read = reader.readObject { reader, key in
             if JSONShapeReader.key(key, is: "type") {
                 guard type == nil, case .string(let name)? = reader.readValue(), !name.isEmpty else { return false }
@@ -103,12 +104,15 @@ public enum DispatchLine {
             } else if JSONShapeReader.key(key, is: "payload") {
                 guard payload == nil, let value = reader.readValue() else { return false }
                 payload = value
+            } else if JSONShapeReader.key(key, is: "version") {
+                guard version == nil, let value = reader.readValue(), let number = actionVersion(value) else { return false }
+                version = number
             } else {
                 return false
             }
             return true
         }
         guard read, let type else { return nil }
-        return Action(type: type, payload: payload ?? .null)
+        return Action(type: type, payload: payload ?? .null, version: version)
     }
 }

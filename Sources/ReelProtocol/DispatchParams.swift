@@ -130,6 +130,7 @@ public struct DispatchParams: Sendable, Equatable {
         func encode(_ action: Action) -> JSONValue {
             var members: [String: JSONValue] = ["type": .string(action.type)]
             if !action.payload.isNull { members["payload"] = action.payload }
+            if let version = action.version { members["version"] = .int(Int64(version)) }
             return .object(members)
         }
         var members: [String: JSONValue] = [:]

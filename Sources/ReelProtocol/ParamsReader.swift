@@ -125,13 +125,22 @@ func readPointer(_ value: JSONValue, label: String) throws(RPCError) -> JSONPoin
     }
 }
 
-/// Reads an action object, `{type, payload?}`; an absent payload is `null`.
+/// Reads an action object, `{type, payload?, version?}`; an absent payload is `null`, an absent
+/// version the latest the store's reducers declare.
 func readAction(_ value: JSONValue, label: String) throws(RPCError) -> Action {
     guard case .object(let members) = value else {
         throw .invalidParams("\(label) must be an action object {\"type\": …, \"payload\": …}, not \(value.described)")
     }
-    if let key = members.keys.filter({ $0 != "type" && $0 != "payload" }).min() {
-        throw .invalidParams("\(label) has an unknown member \(JSONValue.string(key).jsonString) (an action has type and payload)")
+    if let key = members.keys.filter({ $0 != "type" && $0 != "payload" && $0 != "version" }).min() {
+        throw .invalidParams(
+            "\(label) has an unknown member \(JSONValue.string(key).jsonString) (an action has type, payload and version)")
+    }
+    var version: Int?
+    if let stated = members["version"] {
+        guard let number = actionVersion(stated) else {
+            throw .invalidParams("\(label).version must be an integer from 1 (the payload's version), not \(stated.described)")
+        }
+        version = number
     }
     guard let type = members["type"] else {
         throw .invalidParams("\(label).type is missing (the action type, such as \"set\")")
@@ -139,7 +148,13 @@ func readAction(_ value: JSONValue, label: String) throws(RPCError) -> Action {
     guard case .string(let name) = type, !name.isEmpty else {
         throw .invalidParams("\(label).type must be a non-empty string, not \(type.described)")
     }
-    return Action(type: name, payload: members["payload"] ?? .null)
+    return Action(type: name, payload: members["payload"] ?? .null, version: version)
+}
+
+/// An action's `version` member: an integer from 1, or `nil` when it is not one.
+func actionVersion(_ value: JSONValue) -> Int? {
+    guard let number = value.intValue, number >= 1, let version = Int(exactly: number) else { return nil }
+    return version
 }
 
 extension JSONValue {

@@ -123,11 +123,12 @@ public struct ReplayResult: MethodResult, Equatable {
 
 extension ActionEnvelope {
     /// Writes a logged action in its wire shape, `{meta?, payload, peer: {exe?, gid, pid, uid},
-    /// seq, time, type}` (members in canonical order): the elements of a `history` page and of an
-    /// `update` in `actions` mode, and the lines of `reel export`. ``init(wire:)`` reads it back.
+    /// seq, time, type, version?}` (members in canonical order): the elements of a `history` page
+    /// and of an `update` in `actions` mode, and the lines of `reel export`. ``init(wire:)`` reads
+    /// it back.
     ///
     /// `payload` is always present (`null` when the action had none); `meta` only when the client
-    /// gave one, `peer.exe` only when known. `time` is an RFC 3339 UTC string with nine fractional
+    /// gave one, `peer.exe` only when known, `version` only when it is not 1. `time` is an RFC 3339 UTC string with nine fractional
     /// digits, which people read and sort as text and which keeps every nanosecond. The
     /// idempotency key is left out: it belongs to the client that sent it.
     public func writeWire(into bytes: inout [UInt8]) {
@@ -145,6 +146,7 @@ extension ActionEnvelope {
             members.add("seq", seq)
             members.add("time", time.rfc3339)
             members.add("type", action.type)
+            if version != 1 { members.add("version", Int64(version)) }
         }
     }
 
@@ -171,6 +173,7 @@ extension ActionEnvelope {
             "peer": peer.wireJSON,
         ]
         if let meta { members["meta"] = meta.jsonValue }
+        if version != 1 { members["version"] = .int(Int64(version)) }
         return .object(members)
     }
 }

@@ -50,6 +50,10 @@ public enum Capability: String, Sendable, CaseIterable {
     /// `dispatch` with `meta` (traceparent, correlationId, causationId, source), logged with the
     /// actions; `history` with `correlationId`.
     case dispatchMeta = "dispatch.meta"
+    /// Actions with `version`: the version of the payload's shape, upcast by the store when
+    /// older than its reducers read; logged actions with `version` when it is not 1; `describe`
+    /// with `versions`.
+    case dispatchVersion = "dispatch.version"
     /// `subscribe` with `mode: "patch"`.
     case subscribePatch = "subscribe.patch"
     /// `subscribe` with `mode: "actions"`.

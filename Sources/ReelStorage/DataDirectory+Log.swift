@@ -117,7 +117,9 @@ extension DataDirectory {
         }
         let written: Bool
         do {
-            written = try Self.commit(batch, env: env, databases: (log, dedup, checkpoints), changes: changes.flatMap { db in postings.map { (db, $0) } })
+            written = try Self.commit(
+                batch, env: env, databases: (log, dedup, checkpoints), types: types, changes: changes.flatMap { db in postings.map { (db, $0) } }
+            )
         } catch {
             if postings != nil { feed?.postingsNotWritten() }
             throw error
@@ -145,13 +147,14 @@ extension DataDirectory {
     @discardableResult
     static func commit(
         _ batch: EncodedBatch, env: LMDBEnvironment, databases: (log: LMDBDatabase, dedup: LMDBDatabase, checkpoints: LMDBDatabase),
-        changes: (db: LMDBDatabase, postings: ChangePostings)? = nil
+        types: TypeCatalog?, changes: (db: LMDBDatabase, postings: ChangePostings)? = nil
     ) throws(StorageError) -> Bool {
         let (log, dedup, checkpoints) = databases
         // Encoded before the transaction: its body may run again after the map grows.
         let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
+        let newTypes = types?.additions(in: batch.records) ?? [:]
         do {
-            return try env.write { txn in
+            let written = try env.write { txn in
                 if let first = batch.records.first {
                     let latest = try Self.latestSeq(txn, log)
                     guard first.seq == latest + 1 else {
@@ -169,11 +172,39 @@ extension DataDirectory {
                 }
                 if !batch.records.isEmpty { CrashPoint.commitInside.reach() }
                 if !checkpointRecords.isEmpty { CrashPoint.checkpointCommit.reach() }
+                if let types, !newTypes.isEmpty { try types.write(newTypes, in: txn) }
                 guard let changes else { return false }
                 return try ChangeIndexWriter.append(changes.postings, in: txn, db: changes.db)
             }
+            types?.remember(newTypes)
+            return written
         } catch {
             throw Self.wrap(error, "commit failed")
+        }
+    }
+
+    /// Every (type, version) the log holds, with the first seq of each, sorted by type and version:
+    /// from the directory's catalog, or read from the log in a directory no daemon has opened
+    /// since catalogs exist (opened read-only). Actions the journal holds but LMDB does not yet
+    /// (a running daemon's last milliseconds) are not counted.
+    public func storedActionTypes() throws(StorageError) -> [StoredActionType] {
+        if let types { return types.stored }
+        do {
+            var known: [TypeCatalog.Pair: UInt64] = [:]
+            try env.read { txn in
+                try txn.forEach(in: log) { key, value in
+                    let seq = try Self.decodeSeq(key, log)
+                    guard let read = value.withUnsafeBytes({ EnvelopeCodec.typeAndVersion(of: $0) }) else {
+                        throw StorageError(.corrupt, "action \(seq) is damaged: its header does not read")
+                    }
+                    let pair = TypeCatalog.Pair(type: read.type, version: read.version)
+                    if known[pair] == nil { known[pair] = seq }
+                    return true
+                }
+            }
+            return known.map { StoredActionType(type: $0.key.type, version: $0.key.version, firstSeq: $0.value) }.sorted()
+        } catch {
+            throw Self.wrap(error, "cannot list the action types of the log")
         }
     }
 

@@ -20,6 +20,7 @@ import Synchronization
 /// - `dedup`: idempotency key → the seqs it was given
 /// - `meta`: format version, the reducer the directory was created for, creation time
 /// - `changes`: the change index, derived from the log (``ChangeIndexKeys``)
+/// - `types`: every (type, version) the log holds with its first seq (``TypeCatalog``)
 ///
 /// A read-only handle (``Options/readOnly``) never writes and is safe to use while a daemon in
 /// another process appends.
@@ -88,6 +89,9 @@ public final class DataDirectory: Sendable {
     let meta: LMDBDatabase
     /// The change index; `nil` in a directory opened read-only before any daemon made it.
     let changes: LMDBDatabase?
+    /// The (type, version) pairs the log holds; `nil` in a directory opened read-only before any
+    /// daemon made it.
+    let types: TypeCatalog?
     /// Who works out the change index's entries of the actions this handle commits.
     let changeFeed = Mutex<(any ChangeIndexFeed)?>(nil)
     /// The journal's write side; `nil` for a read-only handle.
@@ -151,6 +155,7 @@ public final class DataDirectory: Sendable {
             throw Self.openError(error, path: path, readOnly: options.readOnly)
         }
         staleReadersCleared = env.staleReadersCleared
+        let typesDB: LMDBDatabase?
         do {
             let create = !options.readOnly
             guard let log = try env.openDatabase("log", create: create),
@@ -162,6 +167,7 @@ public final class DataDirectory: Sendable {
             }
             (self.log, self.checkpoints, self.dedup, self.meta) = (log, checkpoints, dedup, meta)
             changes = try env.openDatabase("changes", create: create)
+            typesDB = try env.openDatabase("types", create: create)
         } catch let error as StorageError {
             throw error
         } catch {
@@ -175,7 +181,13 @@ public final class DataDirectory: Sendable {
         self.metadata = metadata
         self.upgradedRecords = upgraded
         acceptsLegacyRecords = metadata.formatVersion == "1"
-        let (env, log) = (env, log)
+        let (env, log, meta) = (env, log, meta)
+        var catalog: TypeCatalog?
+        do {
+            catalog = try env.read { txn in try TypeCatalog.load(db: typesDB, meta: meta, in: txn) }
+        } catch {
+            throw Self.wrap(error, "cannot read the catalog of action types in \(path)")
+        }
         let latest = { () throws(StorageError) -> UInt64 in
             do {
                 return try env.read { txn in try Self.latestSeq(txn, log) }
@@ -189,13 +201,22 @@ public final class DataDirectory: Sendable {
             tail = Mutex(try Self.loadTail(path: path, latest: latest))
         } else {
             let databases = (log: log, dedup: self.dedup, checkpoints: self.checkpoints)
+            let replayCatalog = catalog
             let (journal, recovered) = try Self.replayJournal(path: path, options: options, latest: try latest()) {
-                (batch) throws(StorageError) in try Self.commit(batch, env: env, databases: databases)
+                (batch) throws(StorageError) in try Self.commit(batch, env: env, databases: databases, types: replayCatalog)
             }
             self.journal = journal
             journalActionsRecovered = recovered
             tail = Mutex(AckedTail(applied: try latest()))
+            if catalog == nil, let typesDB {
+                do {
+                    catalog = try TypeCatalog.build(db: typesDB, meta: meta, log: log, env: env)
+                } catch {
+                    throw Self.wrap(error, "cannot list the action types of the log in \(path)")
+                }
+            }
         }
+        types = catalog
     }
 
     deinit {

@@ -7,13 +7,14 @@ import ReelJSON
 /// `pid` (zigzag varint) · `type` (string) · flags (byte) · [`key` (string), flags bit 0] ·
 /// [meta, bit 1: a byte of the members present (bit 0 `causationId`, 1 `correlationId`,
 /// 2 `source`, 3 `traceparent`; at least one) and each present member's value (string), in that
-/// order] · [`exe` of the peer (string), bit 2] · `payload` (binary JSON, see
+/// order] · [`exe` of the peer (string), bit 2] · [the action's version (varint, 2 or more),
+/// bit 3: the version of the payload's shape, absent for version 1] · `payload` (binary JSON, see
 /// `BinaryWriter.writeJSON`) · checksum (see ``RecordChecksum``, seeded with the seq). Strings
 /// are a varint length and UTF-8.
 ///
-/// Records written before meta and exe existed have flags 0 or 1 and read as they always did; a
-/// flag or member bit this build does not know is damage. (A build from before them reads a
-/// record with meta or exe as damaged.)
+/// Records written before meta, exe and versions existed have flags 0 or 1 and read as they always
+/// did; a flag or member bit this build does not know is damage. (A build from before them reads
+/// a record with meta, exe or a version as damaged.)
 ///
 /// Record version 1 is the same without the checksum: storage format 1 wrote it, and it is read
 /// only from a directory that has not been upgraded yet (``DataDirectory/acceptsLegacyRecords``).
@@ -27,7 +28,8 @@ package enum EnvelopeCodec {
     static let hasKey: UInt8 = 1 << 0
     static let hasMeta: UInt8 = 1 << 1
     static let hasExe: UInt8 = 1 << 2
-    static let knownFlags: UInt8 = hasKey | hasMeta | hasExe
+    static let hasVersion: UInt8 = 1 << 3
+    static let knownFlags: UInt8 = hasKey | hasMeta | hasExe | hasVersion
 
     package static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
         // The header (time, peer, type, key, meta, exe) takes at most about 40 bytes and the
@@ -49,6 +51,8 @@ package enum EnvelopeCodec {
         if envelope.idempotencyKey != nil { flags |= hasKey }
         if meta != nil { flags |= hasMeta }
         if envelope.peer.exe != nil { flags |= hasExe }
+        let version = envelope.version
+        if version != 1 { flags |= hasVersion }
         writer.writeUInt8(flags)
         if let key = envelope.idempotencyKey { writer.writeString(key) }
         if let meta {
@@ -58,6 +62,7 @@ package enum EnvelopeCodec {
             for (_, value) in meta.members { writer.writeString(value) }
         }
         if let exe = envelope.peer.exe { writer.writeString(exe) }
+        if version != 1 { writer.writeVarint(UInt64(clamping: version)) }
         writer.writeJSON(envelope.action.payload)
         // Sealed in place: a copy of `writer.bytes` would share its storage and copy it to append.
         RecordChecksum.seal(&writer.bytes, seed: envelope.seq)
@@ -97,6 +102,14 @@ package enum EnvelopeCodec {
                 meta = read
             }
             let exe = flags & hasExe != 0 ? try reader.readString() : nil
+            var version: Int?
+            if flags & hasVersion != 0 {
+                let stored = try reader.readVarint()
+                guard stored >= 2, let read = Int(exactly: stored) else {
+                    throw StorageError(.corrupt, "action \(seq) is damaged: version \(stored)")
+                }
+                version = read
+            }
             let payload = try reader.readJSON()
             guard reader.isAtEnd, let uid = UInt32(exactly: uid), let gid = UInt32(exactly: gid),
                 let pid = Int32(exactly: pid)
@@ -104,7 +117,7 @@ package enum EnvelopeCodec {
                 throw StorageError(.corrupt, "action \(seq) is damaged: unexpected fields")
             }
             return ActionEnvelope(
-                seq: seq, action: Action(type: type, payload: payload),
+                seq: seq, action: Action(type: type, payload: payload, version: version),
                 time: Timestamp(nanosecondsSince1970: time), peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe),
                 idempotencyKey: key, meta: meta
             )
@@ -112,6 +125,35 @@ package enum EnvelopeCodec {
             throw error
         } catch {
             throw StorageError(.corrupt, "action \(seq) is damaged: \(error)", underlying: error)
+        }
+    }
+}
+
+extension EnvelopeCodec {
+    /// The type and version of the action a record holds, read from its header alone (the payload
+    /// and the checksum are not looked at: the caller has checked the record, or is about to);
+    /// `nil` when the header does not read.
+    package static func typeAndVersion(of bytes: UnsafeRawBufferPointer) -> (type: String, version: Int)? {
+        var reader = BinaryReader(bytes)
+        do {
+            _ = try reader.readUInt8()
+            _ = try reader.readSignedVarint()
+            _ = try reader.readVarint()
+            _ = try reader.readVarint()
+            _ = try reader.readSignedVarint()
+            let type = try reader.readString()
+            let flags = try reader.readUInt8()
+            guard flags & hasVersion != 0 else { return (type, 1) }
+            if flags & hasKey != 0 { _ = try reader.readString() }
+            if flags & hasMeta != 0 {
+                let present = try reader.readUInt8()
+                for _ in 0..<present.nonzeroBitCount { _ = try reader.readString() }
+            }
+            if flags & hasExe != 0 { _ = try reader.readString() }
+            guard let version = Int(exactly: try reader.readVarint()) else { return nil }
+            return (type, version)
+        } catch {
+            return nil
         }
     }
 }

@@ -33,11 +33,18 @@ struct Fold<State: StoreState>: Sendable {
             // No defensive copy here: reducers leave the state unchanged when they throw (the
             // `Reducer` contract), and a copy per action would make every replay step copy the root.
             do {
-                try definition.reducer.reduce(into: &state, action: envelope)
+                try definition.reducer.reduce(into: &state, action: try upcast(envelope))
             } catch {
                 throw StoreError(error)
             }
         }
+    }
+
+    /// `envelope` as the reducers read it: its payload upcast from the version it was logged at
+    /// to the latest (``ActionVersions``). The same envelope, unchecked, when no type has versions.
+    func upcast(_ envelope: ActionEnvelope) throws(ReducerError) -> ActionEnvelope {
+        guard !definition.versions.isEmpty || envelope.action.version != nil else { return envelope }
+        return try definition.versions.upcastLogged(envelope)
     }
 }
 
@@ -70,13 +77,19 @@ extension Fold {
         _ envelope: ActionEnvelope, to state: inout State, recorder: inout JSONChangeRecorder,
         stateAt: (UInt64) throws(StoreError) -> State
     ) throws(StoreError) -> Bool {
-        guard let predict = definition.predictChanges, predict(state, envelope, &recorder) else {
+        let read: ActionEnvelope
+        do {
+            read = try upcast(envelope)
+        } catch {
+            throw StoreError(error)
+        }
+        guard let predict = definition.predictChanges, predict(state, read, &recorder) else {
             // A prediction that gave up may have recorded part of the action.
             recorder.startEdit()
             return false
         }
         do {
-            try apply(envelope, to: &state, stateAt: stateAt)
+            try apply(read, to: &state, stateAt: stateAt)
         } catch {
             recorder.startEdit()
             throw error

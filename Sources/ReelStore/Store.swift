@@ -59,6 +59,7 @@ public final class Store<State: StoreState>: Sendable {
         }
         self.definition = definition
         timeline = Timeline(directory: directory, definition: definition)
+        try Self.checkReadable(directory: directory, definition: definition)
 
         let started = ContinuousClock.now
         let latest = try timeline.latestSeq()
@@ -119,6 +120,28 @@ public final class Store<State: StoreState>: Sendable {
             openDuration: openDuration
         )
         writer.start()
+    }
+
+    /// Refuses a log whose actions the reducers cannot read, naming each (type, version) and the
+    /// first seq that holds it, before anything is replayed or served: a build that dropped a
+    /// type, or a rollback to a build older than the payloads, would otherwise leave those
+    /// actions out of the state one by one.
+    static func checkReadable(directory: DataDirectory, definition: StoreDefinition<State>) throws(StoreError) {
+        let stored: [StoredActionType]
+        do {
+            stored = try directory.storedActionTypes()
+        } catch {
+            throw StoreError(error)
+        }
+        let problems = stored.compactMap { entry in
+            definition.problem(reading: entry.type, version: entry.version).map { "\($0) (first at seq \(entry.firstSeq))" }
+        }
+        guard !problems.isEmpty else { return }
+        throw StoreError(
+            .unreadableHistory,
+            "the log holds actions that \(definition.identity) cannot read: " + problems.joined(separator: "; ")
+                + ". Serve this directory with a build that reads them (`check-history --data-dir` tells which actions fail)"
+        )
     }
 
     /// Replaces damaged checkpoints met while restoring with new ones at the same seqs, rebuilt

@@ -32,6 +32,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code("storage")
         /// Malformed arguments to a store call, such as a path that is not a JSON Pointer.
         public static let invalidArgument = Code("invalidArgument")
+        /// The log holds actions the store's reducers cannot read (a type none handles, a version
+        /// newer than they read or without upcasters): the store does not open.
+        public static let unreadableHistory = Code("unreadableHistory")
     }
 
     public var code: Code

@@ -73,11 +73,12 @@ public struct Timeline<State: StoreState>: Sendable {
         return result
     }
 
-    /// Folds actions `first...last` into `result.state`, leaving out `skipped`.
+    /// Folds actions `first...last` into `result.state`, leaving out `skipped`; `visit`, if any,
+    /// sees each action folded and how the reducers took it (`nil`: accepted).
     @_specialize(where State == JSONValue)
     func replay(
         from first: UInt64, through last: UInt64, into result: inout Reconstruction<State>, skipping: Set<UInt64>,
-        progress: ((UInt64) -> Void)? = nil
+        progress: ((UInt64) -> Void)? = nil, visit: ((ActionEnvelope, StoreError?) -> Void)? = nil
     ) throws(StoreError) {
         guard first <= last else { return }
         let fold = self.fold
@@ -91,8 +92,10 @@ public struct Timeline<State: StoreState>: Sendable {
                     try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in
                         try whatIfState(at: to, skipping: skipping)
                     }
+                    visit?(envelope, nil)
                 } catch let error as StoreError where error.code == .rejected || error.code == .unknownActionType {
                     refused.append((envelope.seq, error.message))
+                    visit?(envelope, error)
                 }
                 replayed += 1
                 if let progress, replayed & 0xFFFF == 0 { progress(envelope.seq) }

@@ -316,10 +316,19 @@ extension Writer {
         changes: inout ChangePostings?
     ) throws(StoreError) -> ActionEnvelope {
         let context = DispatchContext(seq: actionSeq, time: time, peer: peer, meta: meta)
-        let processed: Action
+        var processed: Action
         do {
-            processed = try definition.runMiddleware(action, state: state, context: context)
+            // An older version's payload (or one naming its version) is upcast before the
+            // middleware, which, like the reducers, reads only the latest.
+            let current = action.version == nil && definition.versions.isEmpty ? action : try definition.versions.upcastDispatched(action)
+            processed = try definition.runMiddleware(current, state: state, context: context)
             try definition.checkKnown(processed)
+            // Logged at the version the reducers read it at now (`nil` for 1), whatever the
+            // middleware put there: a replay by a later version upcasts from it.
+            if processed.version != nil || !definition.versions.isEmpty {
+                let latest = definition.versions.latest(of: processed.type)
+                processed.version = latest == 1 ? nil : latest
+            }
         } catch {
             throw StoreError(error)
         }

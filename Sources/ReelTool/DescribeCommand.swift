@@ -9,8 +9,10 @@ struct DescribeCommand: AsyncParsableCommand {
         commandName: "describe", abstract: "Show the reducer and the payload each action type takes.",
         discussion: """
             For each action type: what it does, its payload's shape and an example, as the store \
-            describes them (a JSON Schema per type). With --json: the `describe` result, \
-            {"reducer", "actions": [{"type", "version", "schema", "example"}]}.
+            describes them (a JSON Schema per type), and the version of its payload's shape when a \
+            type has had more than one (older versions are still accepted: the store upcasts \
+            them). With --json: the `describe` result, {"reducer", "actions": [{"type", \
+            "version", "versions", "schema", "example"}]}.
             """
     )
 
@@ -26,7 +28,9 @@ struct DescribeCommand: AsyncParsableCommand {
         printer.line("reducer \(printer.style.bold(description.reducer.description))")
         for action in description.actions {
             printer.line("")
-            printer.line(printer.style.bold(action.type) + (action.version == 1 ? "" : " (version \(action.version))"))
+            let versions = action.readableVersions
+            let older = versions.count > 1 ? "; reads \(versions.dropLast().map(String.init).joined(separator: ", ")) too" : ""
+            printer.line(printer.style.bold(action.type) + (action.version == 1 && versions.count == 1 ? "" : " (version \(action.version)\(older))"))
             for line in ActionShape.lines(action) { printer.line("  " + line) }
         }
     }

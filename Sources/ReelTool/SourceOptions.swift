@@ -186,6 +186,11 @@ enum NumberArgument {
     @Sendable static func count(_ text: String) throws -> Int {
         Int(clamping: try whole(text, "a count", minimum: 1))
     }
+
+    /// The version of a payload's shape: 1 or more.
+    @Sendable static func version(_ text: String) throws -> Int {
+        Int(clamping: try whole(text, "a version", minimum: 1))
+    }
 }
 
 /// Reads a seq from the command line: a whole number, 0 or more.

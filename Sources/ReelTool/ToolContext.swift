@@ -1,6 +1,7 @@
 import Foundation
 import ReelConsole
 import ReelCore
+import ReelStorage
 import ReelStore
 
 /// What a program hands `reel`'s commands: its name, its reducers (offline time travel and
@@ -28,6 +29,9 @@ public struct ToolContext: Sendable {
     let openImport: @Sendable (String, UInt64) throws(ToolError) -> any ImportTarget
     /// This program's reducers folding a data directory for a shadow replay.
     let openShadow: @Sendable (String) throws(ToolError) -> any LocalShadow
+    /// This program's reducers reading a data directory's whole history (`check-history`), with
+    /// the seq reached now and then.
+    let checkHistory: @Sendable (String, @escaping (UInt64) -> Void) throws(ToolError) -> HistoryCheck
     /// Runs the daemon with the given command line (program name first); `nil` when the program
     /// offers no `serve` command (the stock `reel`: the stock daemon is `reeld`).
     public var serve: (@Sendable ([String]) async -> Int32)?
@@ -52,6 +56,14 @@ public struct ToolContext: Sendable {
             try StoreImportTarget(path: path, definition: definition, checkpointEvery: checkpointEvery)
         }
         openShadow = { path throws(ToolError) in try LocalShadowSide(path: path, definition: definition) }
+        checkHistory = { path, progress throws(ToolError) in
+            let directory = try DataDirectory.openForReading(path, foldedWith: definition)
+            do throws(StoreError) {
+                return try Timeline(directory: directory, definition: definition).checkHistory(progress: progress)
+            } catch {
+                throw ToolError(error)
+            }
+        }
     }
 
     /// The context commands run in: set by ``ReelTool/run(_:context:)`` for the command it runs.

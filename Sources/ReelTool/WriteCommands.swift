@@ -11,7 +11,7 @@ struct DispatchCommand: AsyncParsableCommand {
             commandName: "dispatch", abstract: "Dispatch an action and print its seq.",
             discussion: """
                 PAYLOAD is JSON, such as '{"path": "/n", "value": 1}'; '-' reads it from stdin. \
-                With TYPE '-', each line of stdin is an action {"type", "payload"}: they are dispatched \
+                With TYPE '-', each line of stdin is an action {"type", "payload", "version"?}: they are dispatched \
                 in order, one by one, or as one atomic batch with --batch. The seq is printed once the \
                 action is durable. With --json: {"seq"} per action, or {"seqs"} for a batch; \
                 "duplicate": true when the idempotency key had been used.
@@ -47,6 +47,12 @@ struct DispatchCommand: AsyncParsableCommand {
     )
     var idempotencyKey: String?
     @Flag(name: .customLong("batch"), help: "With TYPE -: dispatch all the lines as one atomic batch.") var batch = false
+    @Option(
+        name: .customLong("action-version"), parsing: .unconditional,
+        help: ArgumentHelp("The version of the payload's shape, when older than the latest (the store upcasts it).", valueName: "n"),
+        transform: NumberArgument.version
+    )
+    var actionVersion: Int?
     @Option(name: .customLong("correlation-id"), help: ArgumentHelp("Log this correlation id with the action(s).", valueName: "id"))
     var correlationId: String?
     @Option(name: .customLong("causation-id"), help: ArgumentHelp("Log what caused the action(s): a seq or an id.", valueName: "id"))
@@ -61,6 +67,7 @@ struct DispatchCommand: AsyncParsableCommand {
         if type == "-" && payload != nil { throw ValidationError("with TYPE '-' the actions come from stdin: give no PAYLOAD") }
         if batch && type != "-" { throw ValidationError("--batch goes with TYPE '-' (actions from stdin)") }
         if type.isEmpty { throw ValidationError("the action type is empty") }
+        if actionVersion != nil && type == "-" { throw ValidationError("with TYPE '-' each line gives its own \"version\": give no --action-version") }
         for (member, value) in meta?.members ?? [] {
             if let problem = ActionMeta.problem(with: value, as: member) { throw ValidationError("--\(Self.optionName(member)) \(problem)") }
         }
@@ -125,7 +132,7 @@ struct DispatchCommand: AsyncParsableCommand {
             case "-"?: payloadValue = try InputReader.json(InputReader.readAll(path: "-"), what: "the payload on stdin")
             case let text?: payloadValue = try InputReader.json(Array(text.utf8), what: "the payload")
             }
-            return [Action(type: type, payload: payloadValue)]
+            return [Action(type: type, payload: payloadValue, version: actionVersion)]
         }
         var actions: [Action] = []
         try InputReader.forEachLine(path: "-") { (line, number) throws(ToolError) in
@@ -133,7 +140,14 @@ struct DispatchCommand: AsyncParsableCommand {
             guard case .string(let type)? = json["type"], !type.isEmpty else {
                 throw ToolError("line \(number) of stdin is not an action {\"type\": …, \"payload\": …}", exitStatus: ExitStatus.dataError)
             }
-            actions.append(Action(type: type, payload: json["payload"] ?? .null))
+            var version: Int?
+            if let stated = json["version"] {
+                guard let value = stated.intValue, value >= 1, let exact = Int(exactly: value) else {
+                    throw ToolError("line \(number) of stdin has a \"version\" that is not an integer from 1", exitStatus: ExitStatus.dataError)
+                }
+                version = exact
+            }
+            actions.append(Action(type: type, payload: json["payload"] ?? .null, version: version))
         }
         guard !actions.isEmpty else { throw ToolError("no actions on stdin", exitStatus: ExitStatus.dataError) }
         return actions

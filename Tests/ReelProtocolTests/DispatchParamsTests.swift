@@ -108,7 +108,7 @@ struct DispatchParamsTests {
         #expect(invalidParams(["action": ["type": 3]], read)
             == "params.action.type must be a non-empty string, not 3")
         #expect(invalidParams(["action": ["type": "x", "paylod": 1]], read)
-            == #"params.action has an unknown member "paylod" (an action has type and payload)"#)
+            == #"params.action has an unknown member "paylod" (an action has type, payload and version)"#)
     }
 
     @Test func aBatchMustBeANonEmptyArrayOfActions() {

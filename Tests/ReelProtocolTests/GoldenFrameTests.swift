@@ -45,7 +45,7 @@ struct GoldenFrameTests {
             version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "reel.json", version: "1"))
         expectFrame(
             RPCSuccess(id: 1, result: result).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find","blame"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","dispatch.version","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find","blame"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 
@@ -245,7 +245,7 @@ struct GoldenFrameTests {
         ])
         expectFrame(
             RPCSuccess(id: 16, result: description).encodedLine(),
-            #"{"jsonrpc":"2.0","id":16,"result":{"actions":[{"example":{"path":"/a"},"schema":{"required":["path"],"type":"object"},"type":"remove","version":1}],"reducer":{"name":"reel.json","version":"1"}}}"#)
+            #"{"jsonrpc":"2.0","id":16,"result":{"actions":[{"example":{"path":"/a"},"schema":{"required":["path"],"type":"object"},"type":"remove","version":1,"versions":[1]}],"reducer":{"name":"reel.json","version":"1"}}}"#)
         #expect(try RPCCall(method: "describe", params: nil) == RPCCall(Method.Describe.self, DescribeParams()))
         #expect(throws: RPCError.self) { try RPCCall(method: "describe", params: ["type": "set"]) }
     }

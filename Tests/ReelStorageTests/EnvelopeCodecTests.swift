@@ -1,6 +1,7 @@
 import ReelCore
 import ReelJSON
 @testable import ReelStorage
+import ReelTestSupport
 import Testing
 
 /// The log record's optional parts: the meta and the peer's exe (flags bits 1 and 2) beside the
@@ -94,7 +95,7 @@ struct EnvelopeCodecTests {
     static let flagsOffset = 11
 
     @Test func unknownFlagBitsAreDamage() throws {
-        for flag in [UInt8(1 << 3), 1 << 4, 1 << 7, 0xFF] {
+        for flag in [UInt8(1 << 4), 1 << 5, 1 << 7, 0xFF] {
             var bytes = Array(Self.oldRecord(withKey: false).dropLast(RecordChecksum.byteCount))
             bytes[Self.flagsOffset] = flag
             RecordChecksum.seal(&bytes, seed: 7)
@@ -139,5 +140,85 @@ struct EnvelopeCodecTests {
             RecordChecksum.seal(&bytes, seed: 7)
             #expect(throws: StorageError.self) { try decode(bytes) }
         }
+    }
+}
+
+/// The version of a logged action's payload (flags bit 3), and the catalog of the (type,
+/// version) pairs a log holds.
+struct VersionedRecordTests {
+    static func envelope(seq: UInt64, type: String = "set", version: Int? = nil, key: String? = nil, exe: String? = nil) -> ActionEnvelope {
+        ActionEnvelope(
+            seq: seq, action: Action(type: type, payload: ["n": .int(Int64(seq))], version: version), time: Timestamp(nanosecondsSince1970: 5),
+            peer: Peer(uid: 1, gid: 2, pid: 3, exe: exe), idempotencyKey: key,
+            meta: key == nil ? nil : ActionMeta(correlationId: "c", source: "s")
+        )
+    }
+
+    @Test func aVersionRoundTripsAndVersionOneIsWrittenAsBefore() throws {
+        for original in [Self.envelope(seq: 3, version: 2), Self.envelope(seq: 4, version: 300, key: "k", exe: "/bin/x")] {
+            let bytes = EnvelopeCodec.encode(original)
+            let decoded = try bytes.withUnsafeBytes { try EnvelopeCodec.decode(seq: original.seq, from: $0) }
+            #expect(decoded == original)
+            #expect(decoded.version == original.version)
+            let header = bytes.withUnsafeBytes { EnvelopeCodec.typeAndVersion(of: $0) }
+            #expect(header?.type == "set")
+            #expect(header?.version == original.version)
+        }
+        // Version 1, named or not, is the record without a version.
+        #expect(EnvelopeCodec.encode(Self.envelope(seq: 5, version: 1)) == EnvelopeCodec.encode(Self.envelope(seq: 5)))
+        let plain = EnvelopeCodec.encode(Self.envelope(seq: 5, key: "k", exe: "/e"))
+        #expect(plain.withUnsafeBytes { EnvelopeCodec.typeAndVersion(of: $0) }?.version == 1)
+    }
+
+    @Test func aStoredVersionBelowTwoIsDamage() throws {
+        // A record with the version flag and version 1 is not one this build writes.
+        var bytes = Array(EnvelopeCodec.encode(Self.envelope(seq: 7, version: 2)).dropLast(RecordChecksum.byteCount))
+        let unversioned = EnvelopeCodec.encode(Self.envelope(seq: 7))
+        let flags = try #require(bytes.indices.first { bytes[$0] != unversioned[$0] })
+        #expect(bytes[flags] == EnvelopeCodec.hasVersion)
+        #expect(bytes[flags + 1] == 2)
+        bytes[flags + 1] = 1
+        RecordChecksum.seal(&bytes, seed: 7)
+        #expect {
+            try bytes.withUnsafeBytes { try EnvelopeCodec.decode(seq: 7, from: $0) }
+        } throws: { error in
+            (error as? StorageError)?.code == .corrupt && "\(error)".contains("version 1")
+        }
+    }
+
+    @Test func theCatalogListsEachTypeAndVersionWithItsFirstSeqAcrossReopens() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = try DataDirectory(path: directory.path, reducerName: "r", options: .init(durable: false))
+            try store.commit(CommitBatch(envelopes: [Self.envelope(seq: 1), Self.envelope(seq: 2, type: "note", version: 2), Self.envelope(seq: 3)]))
+            try store.commit(CommitBatch(envelopes: [Self.envelope(seq: 4, type: "note", version: 3), Self.envelope(seq: 5, type: "note", version: 2)]))
+            #expect(try store.storedActionTypes() == [
+                StoredActionType(type: "note", version: 2, firstSeq: 2), StoredActionType(type: "note", version: 3, firstSeq: 4),
+                StoredActionType(type: "set", version: 1, firstSeq: 1),
+            ])
+        }
+        let reopened = try DataDirectory(path: directory.path, reducerName: "r", options: .init(readOnly: true))
+        #expect(try reopened.storedActionTypes().map(\.firstSeq) == [2, 4, 1])
+    }
+
+    @Test func aDirectoryWithoutACatalogHasItsLogReadOnceToMakeOne() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = try DataDirectory(path: directory.path, reducerName: "r", options: .init(durable: false))
+            try store.commit(CommitBatch(envelopes: (1...40).map { Self.envelope(seq: $0, type: $0 % 10 == 0 ? "tick" : "set") }))
+            // As a build from before catalogs leaves it: no `types` key in meta, nothing in `types`.
+            try store.env.write { txn in
+                _ = try txn.delete(TypeCatalog.completeKey, in: store.meta)
+                try txn.clear(store.types!.db)
+            }
+        }
+        do {
+            let readOnly = try DataDirectory(path: directory.path, reducerName: "r", options: .init(readOnly: true))
+            #expect(readOnly.types == nil)
+            #expect(try readOnly.storedActionTypes() == [StoredActionType(type: "set", version: 1, firstSeq: 1), StoredActionType(type: "tick", version: 1, firstSeq: 10)])
+        }
+        let writable = try DataDirectory(path: directory.path, reducerName: "r", options: .init(durable: false))
+        #expect(writable.types != nil)
+        #expect(try writable.storedActionTypes().count == 2)
     }
 }

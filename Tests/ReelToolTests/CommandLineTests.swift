@@ -174,13 +174,15 @@ import Testing
                 #expect(run.status == 64, "\(command) \(option) -1: \(run.errors)")
                 #expect(!run.errors.contains("Missing value"), "\(command) \(option) -1: \(run.errors)")
                 #expect(
-                    ["a seq is 0 or more", "a count is 1 or more", "is 0 or more", "a port is 0 to 65535"].contains { run.errors.contains($0) },
+                    ["a seq is 0 or more", "a count is 1 or more", "a version is 1 or more", "is 0 or more", "a port is 0 to 65535"].contains {
+                        run.errors.contains($0)
+                    },
                     "\(command) \(option) -1: \(run.errors)"
                 )
                 checked.insert(option)
             }
         }
-        #expect(checked == ["--at", "--from", "--to", "--limit", "--last", "--since", "--count", "--expected-seq", "--checkpoint-every", "--port"])
+        #expect(checked == ["--at", "--from", "--to", "--limit", "--last", "--since", "--count", "--expected-seq", "--checkpoint-every", "--port", "--action-version"])
         // Positional seqs: read as options by argument-parser, caught and explained.
         for arguments in [["show", "-1"], ["diff", "-1", "2"], ["diff", "1", "-2"], ["revert", "-1"]] {
             let run = await Tool.run(arguments)
