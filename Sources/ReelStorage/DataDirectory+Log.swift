@@ -190,19 +190,7 @@ extension DataDirectory {
     public func storedActionTypes() throws(StorageError) -> [StoredActionType] {
         if let types { return types.stored }
         do {
-            var known: [TypeCatalog.Pair: UInt64] = [:]
-            try env.read { txn in
-                try txn.forEach(in: log) { key, value in
-                    let seq = try Self.decodeSeq(key, log)
-                    guard let read = value.withUnsafeBytes({ EnvelopeCodec.typeAndVersion(of: $0) }) else {
-                        throw StorageError(.corrupt, "action \(seq) is damaged: its header does not read")
-                    }
-                    let pair = TypeCatalog.Pair(type: read.type, version: read.version)
-                    if known[pair] == nil { known[pair] = seq }
-                    return true
-                }
-            }
-            return known.map { StoredActionType(type: $0.key.type, version: $0.key.version, firstSeq: $0.value) }.sorted()
+            return TypeCatalog.listed(try env.read { txn in try TypeCatalog.scan(log, in: txn) })
         } catch {
             throw Self.wrap(error, "cannot list the action types of the log")
         }

@@ -69,17 +69,7 @@ final class TypeCatalog: Sendable {
     static func build(
         db: LMDBDatabase, meta: LMDBDatabase, log: LMDBDatabase, env: LMDBEnvironment
     ) throws -> TypeCatalog {
-        var known: [Pair: UInt64] = [:]
-        try env.read { txn in
-            try txn.forEach(in: log) { key, value in
-                let seq = try DataDirectory.decodeSeq(key, log)
-                let read = value.withUnsafeBytes { EnvelopeCodec.typeAndVersion(of: $0) }
-                guard let read else { throw StorageError(.corrupt, "action \(seq) is damaged: its header does not read") }
-                let pair = Pair(type: read.type, version: read.version)
-                if known[pair] == nil { known[pair] = seq }
-                return true
-            }
-        }
+        let known = try env.read { txn in try scan(log, in: txn) }
         let catalog = TypeCatalog(db: db, known: [:])
         try env.write { txn in
             try catalog.write(known, in: txn)
@@ -89,11 +79,29 @@ final class TypeCatalog: Sendable {
         return catalog
     }
 
+    /// The pairs of the whole log, each with its first seq, read from the records' headers.
+    static func scan(_ log: LMDBDatabase, in txn: borrowing some LMDBReadable & ~Copyable) throws -> [Pair: UInt64] {
+        var known: [Pair: UInt64] = [:]
+        try txn.forEach(in: log) { key, value in
+            let seq = try DataDirectory.decodeSeq(key, log)
+            guard let read = value.withUnsafeBytes({ EnvelopeCodec.typeAndVersion(of: $0) }) else {
+                throw StorageError(.corrupt, "action \(seq) is damaged: its header does not read")
+            }
+            let pair = Pair(type: read.type, version: read.version)
+            if known[pair] == nil { known[pair] = seq }
+            return true
+        }
+        return known
+    }
+
+    /// `known` as the catalog lists it, sorted by type and version.
+    static func listed(_ known: [Pair: UInt64]) -> [StoredActionType] {
+        known.map { StoredActionType(type: $0.key.type, version: $0.key.version, firstSeq: $0.value) }.sorted()
+    }
+
     /// Every pair the log holds, sorted by type and version.
     var stored: [StoredActionType] {
-        known.withLock { known in
-            known.map { StoredActionType(type: $0.key.type, version: $0.key.version, firstSeq: $0.value) }.sorted()
-        }
+        known.withLock { Self.listed($0) }
     }
 
     /// The pairs of `records` the catalog lacks, each with its first seq among them: worked out
