@@ -29,11 +29,15 @@ public final class Store<State: StoreState>: Sendable {
 
     /// Opens (or creates) the store in `path`.
     ///
+    /// - Parameter folded: The state at a seq of this log, already folded with these reducers
+    ///   (by a ``FoldBeside`` while another daemon served the directory): the store goes on from
+    ///   it, replaying only the actions after it, instead of from a checkpoint.
     /// - Throws: ``StoreError`` `.storage` with a reason a person can act on: the directory is
-    ///   unreadable, of an incompatible format, made for another reducer, or damaged.
+    ///   unreadable, of an incompatible format, made for another reducer, or damaged;
+    ///   `.unreadableHistory` when the log holds actions these reducers cannot read.
     public init(
         path: String, definition: StoreDefinition<State>, options: StoreOptions = StoreOptions(),
-        logger: Logger = Logger(label: "reel.store")
+        logger: Logger = Logger(label: "reel.store"), continuing folded: FoldedState<State>? = nil
     ) throws(StoreError) {
         if let armed = CrashPoint.armed {
             logger.warning("REEL_CRASH_POINT is set: this process kills itself (or, with :hang, stops that thread) at \(armed.point.rawValue), reach \(armed.nth) (crash tests only)")
@@ -64,7 +68,7 @@ public final class Store<State: StoreState>: Sendable {
         let started = ContinuousClock.now
         let latest = try timeline.latestSeq()
         var lastReport = started
-        let restored = try timeline.reconstruct(at: latest) { reached in
+        let restored = try timeline.reconstruct(at: latest, continuing: folded) { reached in
             let now = ContinuousClock.now
             guard now - lastReport >= options.openProgressInterval else { return }
             lastReport = now

@@ -73,6 +73,21 @@ public struct Timeline<State: StoreState>: Sendable {
         return result
     }
 
+    /// The state at `seq`, going on from `folded` (a state this timeline's reducers folded at an
+    /// earlier seq of this log) when there is one, else as ``reconstruct(at:progress:)`` does.
+    @_specialize(where State == JSONValue)
+    public func reconstruct(
+        at seq: UInt64, continuing folded: FoldedState<State>?, progress: ((UInt64) -> Void)? = nil
+    ) throws(StoreError) -> Reconstruction<State> {
+        guard let folded else { return try reconstruct(at: seq, progress: progress) }
+        guard folded.seq <= seq else {
+            throw StoreError(.seqOutOfRange, "the folded state is at seq \(folded.seq), beyond the log's latest seq \(seq)")
+        }
+        var result = Reconstruction(seq: seq, state: folded.state, checkpointSeq: nil, skippedCheckpoints: [], replayed: 0, refused: [])
+        try replay(from: folded.seq + 1, through: seq, into: &result, skipping: [], progress: progress)
+        return result
+    }
+
     /// Folds actions `first...last` into `result.state`, leaving out `skipped`; `visit`, if any,
     /// sees each action folded and how the reducers took it (`nil`: accepted).
     @_specialize(where State == JSONValue)
