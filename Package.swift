@@ -152,7 +152,8 @@ let package = Package(
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics", "ReelServer", "ReelPostgresLog",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics", "ReelServer", "ReelPostgresLog", "ReelClient",
+                "CReelSocket",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

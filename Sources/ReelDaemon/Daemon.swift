@@ -52,10 +52,14 @@ public enum Daemon {
     ) async throws {
         let configuration = try await DaemonConfiguration.load(arguments: arguments, environment: environment)
         let logger = startLogging(configuration, program: URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent)
-        let activation = try adoptSystemdSocket(environment: environment, logger: logger)
+        let notifier = SystemdNotifier(environment: environment)
+        // A take-over receives the socket of the daemon it replaces, which systemd may have made.
+        let takeOver = configuration.takeOver
+            ? try await TakeOver.prepare(definition, configuration: configuration, notifier: notifier, logger: logger) : nil
+        let activation = takeOver == nil ? try adoptSystemdSocket(environment: environment, logger: logger) : nil
         // Order matters: the lock proves no other daemon uses this data; only then may a stale
         // socket be judged and removed, and the store be opened.
-        let lock = try DataDirectoryLock.acquire(for: configuration)
+        let lock = try takeOver?.lock ?? DataDirectoryLock.acquire(for: configuration)
         // A start refused before serving leaves the directory as it found it.
         var serving = false
         defer {
@@ -63,32 +67,34 @@ public enum Daemon {
             lock.release()
         }
         let placement = SocketPlacement(configuration: configuration)
-        if activation == nil { _ = try placement.prepare() }
+        if activation == nil && takeOver == nil { _ = try placement.prepare() }
         let metrics = configuration.metrics.map { _ in
             DaemonMetrics(maxMapSize: configuration.maxMapSize, sharedLog: configuration.sharedLog != nil)
         }
-        let notifier = SystemdNotifier(environment: environment)
         let sharedLog = try configuration.sharedLog.map { url throws(StartupError) in try Self.openSharedLog(url, configuration: configuration, logger: logger) }
         defer { sharedLog?.close() }
+        let handOver = HandOver()
         let storeService = try await openStore(
-            definition, configuration: configuration, metrics: metrics, sharedLog: sharedLog, notifier: notifier, logger: logger
+            definition, configuration: configuration, metrics: metrics, sharedLog: sharedLog, notifier: notifier, logger: logger,
+            continuing: takeOver?.folded, handOver: handOver
         )
         // SwiftNIO's shared group (one loop per core) unless a count is set; a group of our own
         // is shut down once the services have stopped.
         let ownLoops = configuration.eventLoops.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
         let socketServer = makeServer(
-            configuration, store: storeService.store, activation: activation, placement: placement, metrics: metrics,
-            notifier: notifier, eventLoops: ownLoops, logger: logger
+            configuration, store: storeService.store, listener: activation.map { ($0.path, $0.descriptor) } ?? takeOver.map { (configuration.socketPath, $0.listener) },
+            placement: placement, metrics: metrics, notifier: notifier, eventLoops: ownLoops, handOver: handOver, logger: logger
         )
         let services = try await makeServices(
             configuration, store: storeService, server: socketServer, metrics: metrics, notifier: notifier,
             environment: environment, logger: logger
         )
         logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
-        defer { if activation == nil { placement.removeSocket() } }
+        // The socket's file is the daemon's that took over, after a hand-over.
+        defer { if activation == nil && !handOver.isHandingOver { placement.removeSocket() } }
         serving = true
         do {
-            try await run(services, logger: logger)
+            try await run(services, handOver: handOver, logger: logger)
         } catch {
             _ = notifier.stopping(status: "failed: \(error)")
             try? await ownLoops?.shutdownGracefully()
@@ -124,7 +130,8 @@ public enum Daemon {
     /// makes first contact with it: a copy that disagrees with the log is refused here.
     private static func openStore<State: StoreState>(
         _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, metrics: DaemonMetrics?,
-        sharedLog: PostgresSharedLog?, notifier: SystemdNotifier, logger: Logger
+        sharedLog: PostgresSharedLog?, notifier: SystemdNotifier, logger: Logger, continuing folded: FoldedState<State>?,
+        handOver: HandOver
     ) async throws -> StoreService<State> {
         var storeOptions = configuration.storeOptions
         if let metrics { storeOptions.metrics = metrics.factory }
@@ -134,7 +141,9 @@ public enum Daemon {
             notifier.notify(["STATUS=opening: replaying the log, seq \(reached) of \(latest)", "EXTEND_TIMEOUT_USEC=10000000"])
         }
         storeOptions.sharedLog = sharedLog
-        let storeService = try StoreService(configuration: configuration, definition: definition, options: storeOptions, logger: logger)
+        let storeService = try StoreService(
+            configuration: configuration, definition: definition, options: storeOptions, logger: logger, continuing: folded, handOver: handOver
+        )
         guard let status = await storeService.store.sharedLogFirstContact() else { return storeService }
         if let refusal = status.refusal {
             await storeService.store.close()
@@ -150,19 +159,23 @@ public enum Daemon {
 
     /// The socket server with the configured limits and access policy; systemd hears it is ready
     /// once the socket is bound.
+    ///
+    /// - Parameter listener: A listening socket to serve as it is (systemd's, or the one a
+    ///   take-over received), with its path; `nil`: bind the configured path.
     private static func makeServer<State: StoreState>(
-        _ configuration: DaemonConfiguration, store: Store<State>, activation: SocketActivation?, placement: SocketPlacement,
-        metrics: DaemonMetrics?, notifier: SystemdNotifier, eventLoops: MultiThreadedEventLoopGroup?, logger: Logger
+        _ configuration: DaemonConfiguration, store: Store<State>, listener: (path: String, descriptor: CInt)?, placement: SocketPlacement,
+        metrics: DaemonMetrics?, notifier: SystemdNotifier, eventLoops: MultiThreadedEventLoopGroup?, handOver: HandOver, logger: Logger
     ) -> ReelServer<State> {
-        var server = ServerConfiguration(socketPath: activation?.path ?? configuration.socketPath)
-        server.adoptedSocket = activation?.descriptor
+        var server = ServerConfiguration(socketPath: listener?.path ?? configuration.socketPath)
+        server.adoptedSocket = listener?.descriptor
+        server.handOver = handOver
         server.limits.maxLineLength = configuration.maxLineBytes
         server.limits.maxConnections = configuration.maxConnections
         server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
         server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
         if let metrics { server.metrics = metrics.factory }
         server.onBound = { path in
-            if activation == nil { try placement.applySocketPermissions(path: path) }
+            if listener == nil { try placement.applySocketPermissions(path: path) }
             _ = notifier.ready(status: "serving \(path)")
         }
         let policy = configuration.accessPolicy
@@ -212,8 +225,9 @@ public enum Daemon {
         return services
     }
 
-    /// Runs the services until SIGTERM or SIGINT, then stops them in reverse order.
-    private static func run(_ services: [ServiceGroupConfiguration.ServiceConfiguration], logger: Logger) async throws {
+    /// Runs the services until SIGTERM or SIGINT, or a hand-over to a daemon taking over, then
+    /// stops them in reverse order.
+    private static func run(_ services: [ServiceGroupConfiguration.ServiceConfiguration], handOver: HandOver, logger: Logger) async throws {
         var groupConfiguration = ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -223,7 +237,19 @@ public enum Daemon {
         // the remaining services are cancelled (the store still closes and checkpoints when
         // cancelled, see StoreService).
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
-        try await ServiceGroup(configuration: groupConfiguration).run()
+        let group = ServiceGroup(configuration: groupConfiguration)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                for await _ in handOver.requests {
+                    logger.info("handing over to the daemon taking over: stopping")
+                    await group.triggerGracefulShutdown()
+                }
+            }
+            // The service group ends first; the wait for a hand-over goes with it.
+            try await tasks.next()
+            tasks.cancelAll()
+        }
     }
 
     private static func openSharedLog(_ url: String, configuration: DaemonConfiguration, logger: Logger) throws(StartupError) -> PostgresSharedLog {

@@ -58,6 +58,7 @@ struct DaemonCommandLine: ParsableCommand {
     @Option(name: .customLong(Setting.metrics.name), help: Setting.metrics.argumentHelp) var metrics: String?
     @Option(name: .customLong(Setting.sharedLog.name), help: Setting.sharedLog.argumentHelp) var sharedLog: String?
     @Option(name: .customLong(Setting.changeIndex.name), help: Setting.changeIndex.argumentHelp) var changeIndex: String?
+    @Option(name: .customLong(Setting.takeOver.name), help: Setting.takeOver.argumentHelp) var takeOver: String?
     @Option(name: .customLong(Setting.allowRead.name), help: Setting.allowRead.argumentHelp) var allowRead: [String] = []
     @Option(name: .customLong(Setting.allowDispatch.name), help: Setting.allowDispatch.argumentHelp) var allowDispatch: [String] = []
     @Option(name: .customLong(Setting.allowAdmin.name), help: Setting.allowAdmin.argumentHelp) var allowAdmin: [String] = []
@@ -80,6 +81,19 @@ struct DaemonCommandLine: ParsableCommand {
     }
 
     /// The settings that have an option here, by the option's property name.
+    /// `arguments` with `on` after a `--take-over` given without a value (`serve --take-over`):
+    /// the setting takes on or off, as the others take theirs, and reads as a flag too.
+    static func withFlagValues(_ arguments: [String]) -> [String] {
+        var completed: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            completed.append(argument)
+            guard argument == Setting.takeOver.flag else { continue }
+            let next = index + 1 < arguments.count ? arguments[index + 1] : nil
+            if next.map({ $0 != "on" && $0 != "off" }) ?? true { completed.append("on") }
+        }
+        return completed
+    }
+
     static var optionSettings: [Setting] {
         Mirror(reflecting: DaemonCommandLine()).children.compactMap { $0.label.flatMap(Setting.init(propertyName:)) }
     }

@@ -89,7 +89,7 @@ extension DaemonConfiguration {
 
     private static func parseCommandLine(_ arguments: [String]) throws(StartupError) -> DaemonCommandLine {
         do {
-            return try DaemonCommandLine.parse(arguments)
+            return try DaemonCommandLine.parse(DaemonCommandLine.withFlagValues(arguments))
         } catch {
             if DaemonCommandLine.exitCode(for: error) == .success {
                 // --help, --version, --generate-completion-script, and the --experimental-dump-help

@@ -64,6 +64,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var idleTimeout: Duration
     /// Keep the change index up to date (``StoreOptions/changeIndex``).
     public var changeIndex = true
+    /// Start by taking over from the daemon serving the data directory (`--take-over`).
+    public var takeOver = false
     /// The LMDB map grows by itself as the log grows, up to this size; then writes fail with
     /// error 1010 until the limit is raised and the daemon restarted.
     public var maxMapSize: Int

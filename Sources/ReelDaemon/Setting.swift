@@ -25,6 +25,7 @@ enum Setting: String, CaseIterable, Sendable {
     case metrics
     case sharedLog = "shared-log"
     case changeIndex = "change-index"
+    case takeOver = "take-over"
 
     var name: String { rawValue }
     var flag: String { "--" + rawValue }

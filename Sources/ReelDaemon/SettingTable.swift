@@ -185,6 +185,15 @@ extension Setting {
             },
             show: { $0.changeIndex ? "on" : "off" }
         ),
+        .init(
+            setting: .takeOver, valueName: "on|off",
+            help: "Start beside the daemon serving this data directory, fold its history with these reducers, then take its socket over without downtime (`--take-over` alone is on)",
+            defaultText: "off",
+            resolve: { r throws(StartupError) in
+                r.configuration.takeOver = try r.value(.takeOver, SettingValueParsers.onOff, default: false)
+            },
+            show: { $0.takeOver ? "on" : "off" }
+        ),
     ]
 
     /// The declaration of `config`, which is read before the others.

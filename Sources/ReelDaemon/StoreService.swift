@@ -1,6 +1,7 @@
 import Logging
 import ReelCore
 import ReelJSON
+import ReelServer
 import ReelStorage
 import ReelStore
 import ServiceLifecycle
@@ -24,11 +25,15 @@ public final class StoreService<State: StoreState>: Service, Sendable {
     /// The store, open from `init` until ``run()`` closes it at shutdown.
     public let store: Store<State>
     private let logger: Logger
+    /// The daemon's side of a take-over: when one has started, the store closes without its
+    /// shutdown checkpoint (the newer daemon waits for the directory meanwhile).
+    private let handOver: HandOver?
 
     /// Takes over an open store.
-    public init(store: Store<State>, logger: Logger) {
+    public init(store: Store<State>, logger: Logger, handOver: HandOver? = nil) {
         self.store = store
         self.logger = logger
+        self.handOver = handOver
     }
 
     /// Opens the store on the configured data directory with the configured checkpoint interval
@@ -39,12 +44,14 @@ public final class StoreService<State: StoreState>: Service, Sendable {
     ///   log holding actions the reducers cannot read) or
     ///   `.storage` (unreadable, permission denied), with the store's reason.
     public convenience init(
-        configuration: DaemonConfiguration, definition: StoreDefinition<State>, options: StoreOptions? = nil, logger: Logger
+        configuration: DaemonConfiguration, definition: StoreDefinition<State>, options: StoreOptions? = nil, logger: Logger,
+        continuing folded: FoldedState<State>? = nil, handOver: HandOver? = nil
     ) throws(StartupError) {
         let store: Store<State>
         do {
             store = try Store(
-                path: configuration.dataDirectory, definition: definition, options: options ?? configuration.storeOptions, logger: logger
+                path: configuration.dataDirectory, definition: definition, options: options ?? configuration.storeOptions, logger: logger,
+                continuing: folded
             )
         } catch {
             let storage = error.underlying as? StorageError
@@ -52,15 +59,20 @@ public final class StoreService<State: StoreState>: Service, Sendable {
             let code: StartupError.Code = incompatible ? .incompatibleData : .storage
             throw StartupError(code, "cannot open the store in \(configuration.dataDirectory): \(error.message)", underlying: error)
         }
-        self.init(store: store, logger: logger)
+        self.init(store: store, logger: logger, handOver: handOver)
     }
 
     /// Waits for graceful shutdown (or cancellation), then closes the store.
     public func run() async throws {
         // Throws only on cancellation, which ends the wait just the same.
         try? await gracefulShutdown()
-        logger.info("closing the store: finishing commits in flight, writing a checkpoint")
-        await store.close()
+        if handOver?.isHandingOver == true {
+            logger.info("closing the store for the daemon taking over: finishing commits in flight")
+            await store.close(writingCheckpoint: false)
+        } else {
+            logger.info("closing the store: finishing commits in flight, writing a checkpoint")
+            await store.close()
+        }
         logger.info("store closed", metadata: ["seq": "\(store.snapshot.seq)"])
     }
 }

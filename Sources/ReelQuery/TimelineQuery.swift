@@ -117,6 +117,13 @@ extension Method.Backup: TimelineQuery {
     }
 }
 
+extension Method.HandOver: TimelineQuery {
+    /// Offline there is no daemon to hand over: only a running daemon answers it.
+    public static func answer<State>(_ params: HandOverParams, from queries: TimelineQueries<State>) throws(StoreError) -> HandOverResult {
+        throw StoreError(.invalidArgument, "'handOver' is answered only by a running daemon")
+    }
+}
+
 extension Method.Bisect: TimelineQuery {
     public static func answer<State>(_ params: BisectParams, from queries: TimelineQueries<State>) throws(StoreError) -> BisectOutcome {
         try queries.bisect(params)

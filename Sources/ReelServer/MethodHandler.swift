@@ -24,12 +24,15 @@ public struct MethodHandler<State: StoreState>: Sendable {
 
     /// Connections, subscriptions and refusals of the server this handler answers for.
     let figures: ServerFigures
+    /// The daemon's side of a take-over, when it allows one.
+    let handOver: HandOver?
 
     public init(
         store: Store<State>, queryPool: NIOThreadPool, serverVersion: String, authorize: @escaping Authorizer,
-        figures: ServerFigures = ServerFigures(metrics: NOOPMetricsHandler.instance)
+        figures: ServerFigures = ServerFigures(metrics: NOOPMetricsHandler.instance), handOver: HandOver? = nil
     ) {
         self.figures = figures
+        self.handOver = handOver
         self.store = store
         self.queryPool = queryPool
         self.serverVersion = serverVersion
@@ -79,6 +82,7 @@ public struct MethodHandler<State: StoreState>: Sendable {
         }
         if call.is(Method.Hello.self) { return hello(peer: peer) }
         if call.is(Method.Stats.self) { return try await stats() }
+        if let params = params as? HandOverParams { return try handOver(to: params.receiver) }
         guard !method.actsOnItsConnection else {
             throw RPCError(code: RPCError.Code.methodNotFound, message: "'\(method.name)' needs a connection")
         }
@@ -96,6 +100,15 @@ public struct MethodHandler<State: StoreState>: Sendable {
         var hello = ServerHello(version: serverVersion, seq: seq, reducer: store.definition.identity, permissions: permissions)
         hello.sharedLog = store.sharedLogStatus.map { SharedLogReport($0, localSeq: seq) }
         return hello
+    }
+
+    /// `handOver`: the listening socket to the new daemon, and this one starts to stop.
+    private func handOver(to receiver: String) throws(RPCError) -> HandOverResult {
+        guard let handOver else {
+            throw RPCError(code: RPCError.Code.invalidParams, message: "this server cannot hand over: it runs without a daemon around it")
+        }
+        try handOver.handOver(to: receiver)
+        return HandOverResult(seq: store.snapshot.seq)
     }
 
     /// `stats`: the data directory's figures, the store's counters and the server's.

@@ -54,7 +54,7 @@ public struct ReelServer<State: StoreState>: Service {
         queryPool.start()
         let handler = MethodHandler(
             store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize,
-            figures: figures
+            figures: figures, handOver: configuration.handOver
         )
         let store = self.store
         let feed = UpdateFeed(
@@ -142,10 +142,24 @@ public struct ReelServer<State: StoreState>: Service {
                     try inbox.admit(channel, outbox: outbox, peer: peer)
                 }
             }
+        // Bound here rather than by NIO, which keeps its socket's descriptor to itself: a
+        // take-over sends it to the next daemon (``HandOver``).
+        let descriptor: CInt
         if let adopted = configuration.adoptedSocket {
-            return try await bootstrap.withBoundSocket(adopted).get()
+            descriptor = adopted
+        } else {
+            descriptor = reel_listen_unix(configuration.socketPath, 256)
+            guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "bind(\(configuration.socketPath))") }
         }
-        return try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath).get()
+        let listener: any Channel
+        do {
+            listener = try await bootstrap.withBoundSocket(descriptor).get()
+        } catch {
+            if configuration.adoptedSocket == nil { close(descriptor) }
+            throw error
+        }
+        configuration.handOver?.listening(on: descriptor)
+        return listener
     }
 
     private func refuse(_ connection: NIOAsyncChannel<RoutedRequest, ByteBuffer>, limit: Int) async {

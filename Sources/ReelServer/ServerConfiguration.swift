@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     /// systemd passes to a socket-activated daemon). The server closes it when it stops.
     public var adoptedSocket: CInt?
     public var limits = Limits()
+    /// The running daemon's side of a take-over, when it allows one (`handOver`).
+    public var handOver: HandOver?
     /// Called right after the socket is bound, before any connection is accepted: the daemon sets
     /// the socket's mode and group here.
     public var onBound: @Sendable (String) throws -> Void = { _ in }

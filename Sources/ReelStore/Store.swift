@@ -303,10 +303,13 @@ public final class Store<State: StoreState>: Sendable {
 
     /// Stops accepting dispatches, finishes those already queued, writes a checkpoint and releases
     /// the writer. Later dispatches fail with `.shuttingDown`. Safe to call more than once.
-    public func close() async {
+    /// - Parameter writingCheckpoint: Whether to write a checkpoint of the latest state (when
+    ///   ``StoreOptions/checkpointAtShutdown`` is set): not when a newer daemon waits to open the
+    ///   directory with reducers of its own (a take-over).
+    public func close(writingCheckpoint: Bool = true) async {
         // What the build committed stays; the next open goes on from there.
         if let changeIndexBuild { await Self.offThePool { changeIndexBuild.stop() } }
-        await writer.finish()
+        await writer.finish(writingCheckpoint: writingCheckpoint)
         // The journal is drained: no commit needs the change index's feed, and the directory
         // should not keep the feed's copy of the state alive.
         directory.attachChangeIndexFeed(nil)

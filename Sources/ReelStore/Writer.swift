@@ -170,7 +170,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     }
 
     /// Waits for the writer thread to drain the queue and stop, then writes the final checkpoint.
-    func finish() async {
+    func finish(writingCheckpoint: Bool = true) async {
         queue.close()
         await exited.wait()
         // A lone dispatch committing on an event loop finishes first; none starts after.
@@ -186,7 +186,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         checkpointEncoder.waitForPending()  // let an encode in flight land in the queue
         var checkpoints = queue.takeCheckpoints()
         let written = shared.withLock { $0.statistics.lastCheckpointSeq }
-        if poisoned == nil, options.checkpointAtShutdown, seq > written, !checkpoints.contains(where: { $0.seq == seq }),
+        if poisoned == nil, writingCheckpoint, options.checkpointAtShutdown, seq > written, !checkpoints.contains(where: { $0.seq == seq }),
             let checkpoint = CheckpointEncoder.checkpoint(of: state, at: seq, reducer: definition.identity, logger: logger)
         {
             checkpoints.append(checkpoint)

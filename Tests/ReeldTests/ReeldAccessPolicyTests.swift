@@ -33,6 +33,7 @@ import Testing
         ("describe", nil),
         ("find", ["condition": "exists /n"]),
         ("blame", ["path": "/n"]),
+        ("handOver", ["receiver": "/nonexistent/reel-policy-test-receiver"]),
     ]
 
     @Test func theListHasEveryMethod() {

@@ -12,4 +12,17 @@ typedef struct {
     gid_t gid;
 } reel_ucred;
 
+/// Binds a listening Unix domain socket at `path` (SOCK_CLOEXEC) with room for `backlog`
+/// connections waiting to be accepted. Returns the descriptor, or -1 with errno set.
+int reel_listen_unix(const char *path, int backlog);
+
+/// Connects to the Unix domain socket at `path` and sends `fd` over it (SCM_RIGHTS), with one
+/// byte of data. Returns 0, or -1 with errno set. The caller still owns `fd`.
+int reel_send_descriptor(const char *path, int fd);
+
+/// Accepts one connection on `listener` within `timeout_ms` milliseconds and receives the
+/// descriptor sent over it (``reel_send_descriptor``). Returns the descriptor (SOCK_CLOEXEC set),
+/// or -1 with errno set (ETIMEDOUT when nothing came in time, EBADMSG when no descriptor came).
+int reel_receive_descriptor(int listener, int timeout_ms);
+
 #endif

@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CReelSocket
+import Foundation
+import Logging
+import ReelClient
+import ReelCore
+import ReelProtocol
+import ReelStorage
+import ReelStore
+
+/// The new daemon's side of a take-over (`serve --take-over`), the steps before it opens the
+/// store: fold the history with this version's reducers beside the daemon that serves it, follow
+/// its commits until the fold is nearly level with it, ask it to hand over (`handOver`), receive
+/// its listening socket, and wait for it to let go of the data directory.
+///
+/// Until the hand-over is asked, the running daemon serves as if nothing happened, and a failure
+/// here leaves it serving. After, the running daemon stops (as at SIGTERM, answering every request
+/// it had read, committing every dispatch it had accepted); connections that come meanwhile wait
+/// in the socket's backlog for this one.
+enum TakeOver {
+    /// The fold is level enough to ask for the socket once a round of following folds at most
+    /// this many actions: the store's open replays the rest while clients wait.
+    static let levelEnough: UInt64 = 1_000
+    /// How long the running daemon may take to send its socket, and then to stop.
+    static let socketWait: Int32 = 10_000
+    static let stopWait: Duration = .seconds(30)
+
+    struct Prepared<State: StoreState> {
+        var folded: FoldedState<State>
+        var listener: CInt
+        var lock: DataDirectoryLock
+    }
+
+    static func prepare<State: StoreState>(
+        _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, notifier: SystemdNotifier, logger: Logger
+    ) async throws -> Prepared<State> {
+        let fold = try foldBeside(definition, configuration: configuration, notifier: notifier, logger: logger)
+        while true {
+            let folded: UInt64
+            do {
+                folded = try fold.catchUp()
+            } catch {
+                throw StartupError(.storage, "cannot follow the running daemon's log: \(error.message)", underlying: error)
+            }
+            if folded <= levelEnough { break }
+        }
+        logger.info("the fold is level with the running daemon: asking it to hand over", metadata: ["seq": "\(fold.folded.seq)"])
+        let listener = try await receiveSocket(configuration: configuration, logger: logger)
+        let folded = fold.finish()
+        let lock: DataDirectoryLock
+        do {
+            lock = try await acquireLock(configuration)
+        } catch {
+            close(listener)
+            throw error
+        }
+        return Prepared(folded: folded, listener: listener, lock: lock)
+    }
+
+    /// The history folded with these reducers while the running daemon serves, with progress in
+    /// the log and systemd's status.
+    private static func foldBeside<State: StoreState>(
+        _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, notifier: SystemdNotifier, logger: Logger
+    ) throws(StartupError) -> FoldBeside<State> {
+        logger.info("taking over: folding the history beside the running daemon", metadata: ["reducer": "\(definition.identity)"])
+        let started = ContinuousClock.now
+        var lastReport = started
+        do {
+            let fold = try FoldBeside(path: configuration.dataDirectory, definition: definition) { reached, latest in
+                let now = ContinuousClock.now
+                guard now - lastReport >= .seconds(2) else { return }
+                lastReport = now
+                let elapsed = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
+                let left = reached == 0 ? "" : String(format: ", about %.0f s left", elapsed * Double(latest - reached) / Double(reached))
+                logger.info("taking over: folding the history, seq \(reached) of \(latest)\(left)")
+                notifier.notify(["STATUS=taking over: folding the history, seq \(reached) of \(latest)\(left)", "EXTEND_TIMEOUT_USEC=10000000"])
+            }
+            logger.info("taking over: history folded", metadata: ["seq": "\(fold.folded.seq)", "replayed": "\(fold.replayed)", "took": "\(ContinuousClock.now - started)"])
+            for refusal in fold.refused.prefix(10) {
+                logger.warning("logged action \(refusal.seq) is refused by these reducers and left out: \(refusal.reason)")
+            }
+            return fold
+        } catch {
+            let code: StartupError.Code = error.code == .unreadableHistory || (error.underlying as? StorageError)?.code == .incompatible ? .incompatibleData : .storage
+            throw StartupError(code, "cannot take over \(configuration.dataDirectory): \(error.message)", underlying: error)
+        }
+    }
+
+    /// Asks the running daemon for its listening socket and receives it.
+    private static func receiveSocket(configuration: DaemonConfiguration, logger: Logger) async throws -> CInt {
+        let receiver = URL(fileURLWithPath: configuration.socketPath).deletingLastPathComponent().path + "/.reel-take-over-\(getpid())"
+        unlink(receiver)
+        let waiting = reel_listen_unix(receiver, 1)
+        guard waiting >= 0 else {
+            throw StartupError(.io, "cannot listen at \(receiver) for the running daemon's socket: \(String(cString: strerror(errno)))")
+        }
+        defer {
+            close(waiting)
+            unlink(receiver)
+        }
+        do {
+            var clientConfiguration = ReelClientConfiguration()
+            clientConfiguration.reconnect = .disabled
+            let client = try await ReelClient.connect(socketPath: configuration.socketPath, configuration: clientConfiguration)
+            defer { Task { await client.close() } }
+            let answer = try await client.call(Method.HandOver.self, HandOverParams(receiver: receiver))
+            logger.info("the running daemon hands over", metadata: ["seq": "\(answer.seq)"])
+        } catch {
+            throw StartupError(.io, "the daemon at \(configuration.socketPath) did not hand over: \(error)")
+        }
+        let listener = reel_receive_descriptor(waiting, socketWait)
+        guard listener >= 0 else {
+            throw StartupError(.io, "the running daemon's socket did not come: \(String(cString: strerror(errno)))")
+        }
+        return listener
+    }
+
+    /// The data directory's lock, once the daemon that handed over has let it go.
+    private static func acquireLock(_ configuration: DaemonConfiguration) async throws -> DataDirectoryLock {
+        let deadline = ContinuousClock.now + stopWait
+        while true {
+            let attempt = Result { () throws(StartupError) in try DataDirectoryLock.acquire(for: configuration) }
+            switch attempt {
+            case .success(let lock):
+                return lock
+            case .failure(let error):
+                guard error.code == .alreadyRunning, ContinuousClock.now < deadline else { throw error }
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+}
