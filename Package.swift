@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "ReelServer",
             dependencies: [
-                "CReelSocket", "ReelFraming", "ReelProtocol", "ReelQuery", "ReelStore", "ReelCore", "ReelJSON",
+                "CReelSocket", "ReelFraming", "ReelProtocol", "ReelQuery", "ReelStore", "ReelCore", "ReelJSON", "ReelCrashPoints",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -153,7 +153,7 @@ let package = Package(
             name: "ReelDaemon",
             dependencies: [
                 "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics", "ReelServer", "ReelPostgresLog", "ReelClient",
-                "CReelSocket",
+                "CReelSocket", "ReelCrashPoints",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

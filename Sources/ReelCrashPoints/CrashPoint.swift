@@ -7,8 +7,9 @@ import Darwin
 #endif
 import Synchronization
 
-/// Named places in the write path where a crash test can have the process killed, as `kill -9`
-/// would, to check that whatever was acknowledged survives and nothing else is half there.
+/// Named places in the write path and in a take-over where a crash test can have the process
+/// killed, as `kill -9` would, to check that whatever was acknowledged survives and nothing else
+/// is half there.
 ///
 /// Armed only by the environment: `REEL_CRASH_POINT=commit.inside` kills the process the first
 /// time that point is reached, `REEL_CRASH_POINT=commit.inside@5` the fifth time. With `:hang`
@@ -33,6 +34,19 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     case mapGrow = "map.grow"
     /// The map was just grown; the transaction that found it full has not run again yet.
     case mapGrown = "map.grown"
+    /// A take-over, the serving daemon's side: its listening socket is sent to the newcomer, its
+    /// answer to `handOver` not written yet.
+    case handOverSent = "handover.sent"
+    /// The serving daemon has answered what it had read and is about to close its store.
+    case handOverClosing = "handover.closing"
+    /// The newcomer's side: its fold is level with the serving daemon, `handOver` not asked yet.
+    case takeOverFolded = "takeover.folded"
+    /// The newcomer holds the listening socket; the serving daemon may still be stopping.
+    case takeOverReceived = "takeover.received"
+    /// The newcomer holds the data directory's lock and is about to open the store.
+    case takeOverOpening = "takeover.opening"
+    /// The newcomer's store is open; it is about to serve the socket.
+    case takeOverServing = "takeover.serving"
 
     /// The point `REEL_CRASH_POINT` arms, with the reach that kills (the first read of this checks
     /// the variable: a bad value ends the process with status 64 and a message).

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ReelCore
+import ReelCrashPoints
 import ReelMetrics
 import ReelPostgresLog
 import ReelServer
@@ -90,6 +91,7 @@ public enum Daemon {
             environment: environment, logger: logger
         )
         logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
+        if takeOver != nil { CrashPoint.takeOverServing.reach() }
         // The socket's file is the daemon's that took over, after a hand-over.
         defer { if activation == nil && !handOver.isHandingOver { placement.removeSocket() } }
         serving = true

@@ -1,5 +1,6 @@
 import Logging
 import ReelCore
+import ReelCrashPoints
 import ReelJSON
 import ReelServer
 import ReelStorage
@@ -67,6 +68,7 @@ public final class StoreService<State: StoreState>: Service, Sendable {
         // Throws only on cancellation, which ends the wait just the same.
         try? await gracefulShutdown()
         if handOver?.isHandingOver == true {
+            CrashPoint.handOverClosing.reach()
             logger.info("closing the store for the daemon taking over: finishing commits in flight")
             await store.close(writingCheckpoint: false)
         } else {

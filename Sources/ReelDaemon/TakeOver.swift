@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import ReelClient
 import ReelCore
+import ReelCrashPoints
 import ReelProtocol
 import ReelStorage
 import ReelStore
@@ -25,6 +26,8 @@ enum TakeOver {
     static let levelEnough: UInt64 = 1_000
     /// How long the running daemon may take to send its socket, and then to stop.
     static let socketWait: Int32 = 10_000
+    /// How long to look for the socket when the answer to `handOver` did not come.
+    static let lostAnswerWait: Int32 = 1_000
     static let stopWait: Duration = .seconds(30)
 
     struct Prepared<State: StoreState> {
@@ -47,7 +50,9 @@ enum TakeOver {
             if folded <= levelEnough { break }
         }
         logger.info("the fold is level with the running daemon: asking it to hand over", metadata: ["seq": "\(fold.folded.seq)"])
+        CrashPoint.takeOverFolded.reach()
         let listener = try await receiveSocket(configuration: configuration, logger: logger)
+        CrashPoint.takeOverReceived.reach()
         let folded = fold.finish()
         let lock: DataDirectoryLock
         do {
@@ -56,6 +61,7 @@ enum TakeOver {
             close(listener)
             throw error
         }
+        CrashPoint.takeOverOpening.reach()
         return Prepared(folded: folded, listener: listener, lock: lock)
     }
 
@@ -100,6 +106,7 @@ enum TakeOver {
             close(waiting)
             unlink(receiver)
         }
+        var refusal: (any Error)?
         do {
             var clientConfiguration = ReelClientConfiguration()
             clientConfiguration.reconnect = .disabled
@@ -108,12 +115,16 @@ enum TakeOver {
             let answer = try await client.call(Method.HandOver.self, HandOverParams(receiver: receiver))
             logger.info("the running daemon hands over", metadata: ["seq": "\(answer.seq)"])
         } catch {
-            throw StartupError(.io, "the daemon at \(configuration.socketPath) did not hand over: \(error)")
+            // An answer lost with its daemon (killed once it had sent the socket) still leaves
+            // the socket here to serve: look for it a moment before giving up.
+            refusal = error
         }
-        let listener = reel_receive_descriptor(waiting, socketWait)
+        let listener = reel_receive_descriptor(waiting, refusal == nil ? socketWait : lostAnswerWait)
         guard listener >= 0 else {
+            if let refusal { throw StartupError(.io, "the daemon at \(configuration.socketPath) did not hand over: \(refusal)") }
             throw StartupError(.io, "the running daemon's socket did not come: \(String(cString: strerror(errno)))")
         }
+        if let refusal { logger.warning("the hand-over's answer was lost (\(refusal)), but the socket came: going on") }
         return listener
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CReelSocket
+import ReelCrashPoints
 import ReelProtocol
 import Synchronization
 
@@ -55,6 +56,7 @@ public final class HandOver: Sendable {
             }
             standing.handingOver = true
         }
+        CrashPoint.handOverSent.reach()
         continuation.yield()
         continuation.finish()
     }

@@ -478,6 +478,90 @@ def crash_point_trial(env, point, seed):
     return out, d
 
 
+# Where a take-over (`reeld --take-over` beside a serving reeld) can be cut: on the serving side
+# (handover.*) or on the newcomer's (takeover.*). None: a take-over that runs to its end.
+TAKE_OVER_POINTS = [None, "handover.sent", "handover.closing", "takeover.folded", "takeover.received",
+                    "takeover.opening", "takeover.serving"]
+
+
+def take_over_trial(env, point, seed):
+    """A newcomer takes over from a serving reeld while writers dispatch, with one of the two
+    killed at `point`; then more writers dispatch to whoever serves the socket. Every
+    acknowledged action must be in the directory exactly once when a daemon opens it again."""
+    d = env.fresh("takeover")
+    data, sock = os.path.join(d, "data"), os.path.join(d, "s.sock")
+    old_env = {"REEL_CRASH_POINT": point} if point and point.startswith("handover.") else None
+    new_env = {"REEL_CRASH_POINT": point} if point and point.startswith("takeover.") else None
+    old = H.Daemon(env, data, sock, checkpoint_every=50, extra_env=old_env)
+    if not old.wait_ready():
+        rc = old.proc.wait()
+        old.stderr.close()
+        return H.Outcome(H.Outcome.FAIL, "the serving reeld did not start (exit %s): %s" % (rc, old.stderr_text()[-200:])), d
+    before = H.Workload(sock, writers=6, depth=3, seed=seed, pad=(0, 600), max_seconds=30, stop_after=1500, tag="b")
+    before.start()
+    deadline = time.time() + 20
+    while len(before.acked) < 300 and before.alive() and time.time() < deadline:
+        time.sleep(0.01)
+    new = H.Daemon(env, data, sock, checkpoint_every=50, extra_env=new_env, args=("--take-over",))
+    armed = old if old_env else new if new_env else None
+    deadline = time.time() + 30
+    # Without a point: done when the serving reeld has handed over and exited by itself.
+    waited = armed or old
+    while waited.proc.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    if waited.proc.poll() is None:
+        before.finish()
+        old.stop()
+        new.stop()
+        what = "the point was not reached" if armed else "the serving reeld did not hand over and stop"
+        return H.Outcome(H.Outcome.FAIL, "%s within 30 s: %s" % (what, (old.stderr_text() + new.stderr_text())[-300:])), d
+    rc = waited.proc.wait()
+    if rc != (-9 if armed else 0):
+        before.finish()
+        old.stop()
+        new.stop()
+        return H.Outcome(H.Outcome.FAIL, "the %s reeld ended with %s: %s" % (
+            "serving" if waited is old else "new", H.signal_name(rc) if rc < 0 else "exit %d" % rc,
+            waited.stderr_text()[-300:])), d
+    before.finish()
+    # Whoever serves now (the newcomer, or the serving reeld when the newcomer died before its
+    # hand-over) takes more dispatches; the serving reeld may still be stopping.
+    after = None
+    survivor = None
+    for daemon in (new, old):
+        if daemon is not waited and daemon.wait_ready(timeout=10):
+            survivor = daemon
+            break
+    if survivor is not None and survivor.proc.poll() is None:
+        after = H.Workload(sock, writers=4, depth=3, seed=seed + 1, pad=(0, 600), max_seconds=20, stop_after=400, tag="a")
+        after.start()
+        after.wait(60)
+    stopped = [daemon.stop() for daemon in (new, old)]
+    if any(rc not in (0, -9) for rc in stopped):
+        return H.Outcome(H.Outcome.FAIL, "a reeld ended with %s after the trial" % stopped), d
+    if before.unexpected or (after and after.unexpected):
+        return H.Outcome(H.Outcome.FAIL, "protocol surprise: " + (before.unexpected + (after.unexpected if after else []))[0]), d
+    required = dict(before.acked)
+    required.update(after.acked if after else {})
+    out = H.check_directory(env, data, required, d, allow_refusal=False)
+    if out.kind == H.Outcome.PASS:
+        out.detail = "%d acked before, %d after%s; a restart serves them" % (
+            len(before.acked), len(after.acked) if after else 0, "" if after else " (nothing served after)")
+    return out, d
+
+
+def take_overs(env, seed, tally=None):
+    t = tally or Tally("take-overs")
+    for i, p in enumerate(TAKE_OVER_POINTS):
+        name = p or "take-over, no kill"
+        out, d = take_over_trial(env, p, seed * 1000 + 500 + i)
+        t.add(name, out)
+        if out.kind == H.Outcome.PASS:
+            print("  pass %s: %s" % (name, out.detail), flush=True)
+            shutil.rmtree(d, ignore_errors=True)
+    return t
+
+
 def _has_hook(env):
     with open(env.reeld, "rb") as f:
         return b"REEL_CRASH_POINT" in f.read()
