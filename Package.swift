@@ -207,7 +207,7 @@ let package = Package(
         .executableTarget(
             name: "reel-bench",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelServer", "ReelFraming", "ReelProtocol", "ReelTool", "ReelConsole",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelServer", "ReelFraming", "ReelProtocol", "ReelTool", "ReelConsole", "ReelClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -10,6 +10,7 @@ import ReelCrashPoints
 import ReelMetrics
 import ReelPostgresLog
 import ReelServer
+import ReelStorage
 import ReelStore
 import ServiceLifecycle
 
@@ -91,7 +92,10 @@ public enum Daemon {
             environment: environment, logger: logger
         )
         logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
-        if takeOver != nil { CrashPoint.takeOverServing.reach() }
+        if takeOver != nil {
+            CrashPoint.takeOverServing.reach()
+            preallocateJournalLater(storeService.store, to: configuration.storeOptions.storage.journalPreallocation, logger: logger)
+        }
         // The socket's file is the daemon's that took over, after a hand-over.
         defer { if activation == nil && !handOver.isHandingOver { placement.removeSocket() } }
         serving = true
@@ -105,6 +109,18 @@ public enum Daemon {
         try? await ownLoops?.shutdownGracefully()
         _ = notifier.stopping()
         logger.info("stopped")
+    }
+
+    /// Writes the journal's space on a thread of its own, a few MiB at a time beside the writer.
+    private static func preallocateJournalLater<State: StoreState>(_ store: Store<State>, to size: Int, logger: Logger) {
+        let directory = store.directory
+        Thread.detachNewThread {
+            do throws(StorageError) {
+                try directory.preallocateJournal(to: size)
+            } catch {
+                logger.warning("the journal's space is left to grow as it is needed: \(error.message)")
+            }
+        }
     }
 
     /// Logs go to standard error at the configured level, labelled with the program's name (`reeld`,
@@ -137,6 +153,9 @@ public enum Daemon {
     ) async throws -> StoreService<State> {
         var storeOptions = configuration.storeOptions
         if let metrics { storeOptions.metrics = metrics.factory }
+        // Taking over, clients wait while the store opens: the journal's space is written once
+        // it serves (``preallocateJournalLater``), not now.
+        if folded != nil { storeOptions.storage.journalPreallocation = 1 << 20 }
         // A long replay at open (a new reducer version replays the whole log): say how far it got,
         // and keep systemd's start timeout from running out while it progresses.
         storeOptions.openProgress = { reached, latest in

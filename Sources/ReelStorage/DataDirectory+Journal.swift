@@ -83,6 +83,21 @@ extension DataDirectory {
     /// (a stopped store costs what it holds); appending starts it again.
     /// - Throws: the failure that keeps LMDB from taking the rest, which stays in the journal
     ///   for the next open.
+    /// Writes the journal's space with zeros up to `size` bytes, a few MiB at a time, beside the
+    /// writer: for a daemon that opened with little of it preallocated, so as to serve sooner (a
+    /// take-over), and preallocates the rest once it serves. Each step holds the journal's growth
+    /// for a few milliseconds only.
+    public func preallocateJournal(to size: Int) throws(StorageError) {
+        guard let journal else { return }
+        let step = 4 << 20
+        while journal.file.size < size {
+            let before = journal.file.size
+            try journal.file.preallocate(min(size, before + step))
+            // A disk too full for the zeros leaves the file to grow when it needs to.
+            if journal.file.size == before { return }
+        }
+    }
+
     public func closeJournal() throws(StorageError) {
         guard let journal else { return }
         do {

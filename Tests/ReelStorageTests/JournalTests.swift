@@ -120,6 +120,19 @@ import Testing
         #expect(try reopened.latestSeq() == 12)
     }
 
+    /// A take-over opens with little of the journal written, and writes the rest beside the writer.
+    @Test func theJournalsSpaceIsWrittenLaterBesideAppends() throws {
+        let dir = try TemporaryDirectory()
+        let data = try DataDirectory(path: dir.path, reducerName: "test")
+        #expect(sizeOnDisk(dir.sub(DataDirectory.journalFileName)) < 8 << 20)
+        let appends = Thread { for batch in self.groups(from: 1, count: 200) { try? data.appendDurably(batch) } }
+        appends.start()
+        try data.preallocateJournal(to: 12 << 20)
+        #expect(sizeOnDisk(dir.sub(DataDirectory.journalFileName)) >= 12 << 20)
+        try blockUntil("the appends are done") { (try? data.latestSeq()) == 600 }
+        #expect(try held(data) == Array(1...600))
+    }
+
     @Test func acknowledgedActionsAreReadBeforeLMDBHoldsThem() throws {
         let dir = try TemporaryDirectory()
         let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)

@@ -30,6 +30,9 @@ struct ReelBench: AsyncParsableCommand {
         case largeState = "large-state"
         /// Only when asked for (`--only changes`): the change index on a log of millions.
         case changes
+        /// Only when asked for (`--only take-over`): `reeld --take-over` under load, on the
+        /// `reeld` beside this executable.
+        case takeOver = "take-over"
     }
 
     @Option(help: "Where to put the temporary data directories (removed afterwards).")
@@ -53,7 +56,13 @@ struct ReelBench: AsyncParsableCommand {
     @Flag(help: "Skip the durable-append figures (they are bound by the disk's fsync).")
     var skipAppends = false
 
-    @Option(help: "Run only this section: appends, replay, time-travel, large-state, or scale or changes (which run only when asked for).")
+    @Option(help: "Actions in the log of the take-over section.")
+    var takeOverSize: Int = 1_000_000
+
+    @Option(help: "Clients dispatching through the take-over.")
+    var takeOverClients: Int = 50
+
+    @Option(help: "Run only this section: appends, replay, time-travel, large-state, or scale, changes or take-over (which run only when asked for).")
     var only: Section?
 
     @Option(help: "Actions in the log that `reel bisect` and `reel get --at` run on.")
@@ -121,12 +130,15 @@ struct ReelBench: AsyncParsableCommand {
         if runs(.changes) {
             try await changes()
         }
+        if runs(.takeOver) {
+            try await takeOver()
+        }
     }
 
     /// Every section by default; `--skip-appends` leaves out the slow, disk-bound one.
     private func runs(_ section: Section) -> Bool {
         if let only { return section == only }
-        return section != .scale && section != .changes && (section != .appends || !skipAppends)
+        return section != .scale && section != .changes && section != .takeOver && (section != .appends || !skipAppends)
     }
 
     func printHeader() {
