@@ -9,6 +9,7 @@ import ReelCore
 import ReelCrashPoints
 import ReelMetrics
 import ReelPostgresLog
+import ReelProtocol
 import ReelServer
 import ReelStorage
 import ReelStore
@@ -89,7 +90,7 @@ public enum Daemon {
         )
         let services = try await makeServices(
             configuration, store: storeService, server: socketServer, metrics: metrics, notifier: notifier,
-            environment: environment, logger: logger
+            environment: environment, handOver: handOver, logger: logger
         )
         logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
         if takeOver != nil {
@@ -220,7 +221,7 @@ public enum Daemon {
     /// and the metrics endpoint when one is configured.
     private static func makeServices<State: StoreState>(
         _ configuration: DaemonConfiguration, store storeService: StoreService<State>, server: ReelServer<State>,
-        metrics: DaemonMetrics?, notifier: SystemdNotifier, environment: [String: String], logger: Logger
+        metrics: DaemonMetrics?, notifier: SystemdNotifier, environment: [String: String], handOver: HandOver, logger: Logger
     ) async throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: storeService), .init(service: server)]
         let store = storeService.store
@@ -228,12 +229,12 @@ public enum Daemon {
         services.append(.init(service: SystemdWatchdog(
             notifier: notifier, environment: environment, logger: logger,
             probe: { await store.probeWriter() },
-            status: { Self.statusLine(seq: store.snapshot.seq, server: figures.snapshot()) }
+            status: { Self.statusLine(seq: store.snapshot.seq, server: figures.snapshot(), takeOver: handOver.progress) }
         )))
         guard let metrics, let address = configuration.metrics else { return services }
         do {
             let endpoint = try await PrometheusEndpoint.listen(on: address, registry: metrics.registry, logger: logger) {
-                metrics.sample(store: store.statistics, usage: store.timeline.directory.mapUsage, server: figures.snapshot())
+                metrics.sample(store: store.statistics, usage: store.timeline.directory.mapUsage, server: figures.snapshot(), takeOver: handOver.progress)
             }
             services.append(.init(service: endpoint))
         } catch {
@@ -282,10 +283,13 @@ public enum Daemon {
         }
     }
 
-    /// systemd's status line: `seq 42, 3 connections, 1 subscription`.
-    static func statusLine(seq: UInt64, server: ServerFigures.Snapshot) -> String {
+    /// systemd's status line: `seq 42, 3 connections, 1 subscription`, and while another daemon
+    /// prepares to take this one over, how far its fold got.
+    static func statusLine(seq: UInt64, server: ServerFigures.Snapshot, takeOver: TakeOverProgressReport? = nil) -> String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
         let subscriptions = server.subscriptions.values.reduce(0, +)
-        return "seq \(seq), \(count(server.connections, "connection")), \(count(subscriptions, "subscription"))"
+        let line = "seq \(seq), \(count(server.connections, "connection")), \(count(subscriptions, "subscription"))"
+        guard let takeOver else { return line }
+        return line + "; \(takeOver.reducer) taking over: " + TakeOverProgressReport.describe(takeOver)
     }
 }

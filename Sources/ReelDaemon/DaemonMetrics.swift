@@ -31,6 +31,10 @@ final class DaemonMetrics: Sendable {
     private let lastCheckpointAge: Gauge
     private let openDuration: Gauge
     private let replayedAtOpen: Gauge
+    /// A take-over's fold beside this daemon, by its last report (0 without one).
+    private let takeOverFolded: Gauge
+    private let takeOverLatest: Gauge
+    private let takeOverRemaining: Gauge
     /// With `--shared-log` only (a node of a cluster).
     private let sharedLog: SharedLogGauges?
 
@@ -90,11 +94,17 @@ final class DaemonMetrics: Sendable {
         )
         openDuration = registry.gauge("reel_open_duration_seconds", help: "How long restoring the state took at startup.")
         replayedAtOpen = registry.gauge("reel_replayed_at_open_actions", help: "Actions replayed at startup.")
+        takeOverFolded = registry.gauge("reel_take_over_folded_seq", help: "The seq a daemon preparing to take this one over has folded to (0: none).")
+        takeOverLatest = registry.gauge("reel_take_over_latest_seq", help: "The seq that daemon folds towards.")
+        takeOverRemaining = registry.gauge("reel_take_over_remaining_seconds", help: "That daemon's estimate of its fold's remaining time.")
         self.sharedLog = sharedLog ? SharedLogGauges(registry) : nil
     }
 
     /// Sets the gauges from the store, its data directory's map and the server.
-    func sample(store statistics: StoreStatistics, usage: MapUsage, server: ServerFigures.Snapshot) {
+    func sample(store statistics: StoreStatistics, usage: MapUsage, server: ServerFigures.Snapshot, takeOver: TakeOverProgressReport? = nil) {
+        takeOverFolded.set(Double(takeOver?.folded ?? 0))
+        takeOverLatest.set(Double(takeOver?.latest ?? 0))
+        takeOverRemaining.set(takeOver?.remainingSeconds ?? 0)
         seq.set(Double(statistics.seq))
         connections.set(Double(server.connections))
         for (mode, gauge) in subscriptions { gauge.set(Double(server.subscriptions[mode] ?? 0)) }

@@ -39,7 +39,23 @@ enum TakeOver {
     static func prepare<State: StoreState>(
         _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, notifier: SystemdNotifier, logger: Logger
     ) async throws -> Prepared<State> {
-        let fold = try foldBeside(definition, configuration: configuration, notifier: notifier, logger: logger)
+        // Connected first: without a daemon to take over from, there is nothing to fold for.
+        let client: ReelClient
+        do {
+            var clientConfiguration = ReelClientConfiguration()
+            clientConfiguration.reconnect = .disabled
+            client = try await ReelClient.connect(socketPath: configuration.socketPath, configuration: clientConfiguration)
+        } catch {
+            throw StartupError(.io, "no daemon to take over from at \(configuration.socketPath): \(error)")
+        }
+        defer { Task { await client.close() } }
+        // The served daemon's `stats` shows how far the fold got.
+        let reducer = definition.identity.description
+        let report = { (folded: UInt64, latest: UInt64, remaining: Double?) in
+            let progress = TakeOverProgressReport(reducer: reducer, folded: folded, latest: latest, remainingSeconds: remaining)
+            Task { _ = try? await client.call(Method.TakeOverProgress.self, progress) }
+        }
+        let fold = try foldBeside(definition, configuration: configuration, notifier: notifier, logger: logger, report: report)
         while true {
             let folded: UInt64
             do {
@@ -47,11 +63,12 @@ enum TakeOver {
             } catch {
                 throw StartupError(.storage, "cannot follow the running daemon's log: \(error.message)", underlying: error)
             }
+            report(fold.folded.seq, fold.folded.seq, 0)
             if folded <= levelEnough { break }
         }
         logger.info("the fold is level with the running daemon: asking it to hand over", metadata: ["seq": "\(fold.folded.seq)"])
         CrashPoint.takeOverFolded.reach()
-        let listener = try await receiveSocket(configuration: configuration, logger: logger)
+        let listener = try await receiveSocket(from: client, configuration: configuration, logger: logger)
         CrashPoint.takeOverReceived.reach()
         let folded = fold.finish()
         let lock: DataDirectoryLock
@@ -68,7 +85,8 @@ enum TakeOver {
     /// The history folded with these reducers while the running daemon serves, with progress in
     /// the log and systemd's status.
     private static func foldBeside<State: StoreState>(
-        _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, notifier: SystemdNotifier, logger: Logger
+        _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, notifier: SystemdNotifier, logger: Logger,
+        report: @escaping (UInt64, UInt64, Double?) -> Void
     ) throws(StartupError) -> FoldBeside<State> {
         logger.info("taking over: folding the history beside the running daemon", metadata: ["reducer": "\(definition.identity)"])
         let started = ContinuousClock.now
@@ -79,7 +97,9 @@ enum TakeOver {
                 guard now - lastReport >= .seconds(2) else { return }
                 lastReport = now
                 let elapsed = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
-                let left = reached == 0 ? "" : String(format: ", about %.0f s left", elapsed * Double(latest - reached) / Double(reached))
+                let remaining = reached == 0 ? nil : elapsed * Double(latest - reached) / Double(reached)
+                let left = remaining.map { String(format: ", about %.0f s left", $0) } ?? ""
+                report(reached, latest, remaining)
                 logger.info("taking over: folding the history, seq \(reached) of \(latest)\(left)")
                 notifier.notify(["STATUS=taking over: folding the history, seq \(reached) of \(latest)\(left)", "EXTEND_TIMEOUT_USEC=10000000"])
             }
@@ -95,7 +115,7 @@ enum TakeOver {
     }
 
     /// Asks the running daemon for its listening socket and receives it.
-    private static func receiveSocket(configuration: DaemonConfiguration, logger: Logger) async throws -> CInt {
+    private static func receiveSocket(from client: ReelClient, configuration: DaemonConfiguration, logger: Logger) async throws -> CInt {
         let receiver = URL(fileURLWithPath: configuration.socketPath).deletingLastPathComponent().path + "/.reel-take-over-\(getpid())"
         unlink(receiver)
         let waiting = reel_listen_unix(receiver, 1)
@@ -108,10 +128,6 @@ enum TakeOver {
         }
         var refusal: (any Error)?
         do {
-            var clientConfiguration = ReelClientConfiguration()
-            clientConfiguration.reconnect = .disabled
-            let client = try await ReelClient.connect(socketPath: configuration.socketPath, configuration: clientConfiguration)
-            defer { Task { await client.close() } }
             let answer = try await client.call(Method.HandOver.self, HandOverParams(receiver: receiver))
             logger.info("the running daemon hands over", metadata: ["seq": "\(answer.seq)"])
         } catch {

@@ -54,3 +54,80 @@ public struct HandOverResult: MethodResult, Equatable {
         self.init(seq: try members.seq("seq"))
     }
 }
+
+// `takeOverProgress`: a daemon folding beside this one to take it over reports how far it got,
+// so that this one's `stats` (and metrics) show it.
+
+extension Method {
+    public enum TakeOverProgress: ProtocolMethod {
+        public typealias Params = TakeOverProgressReport
+        public typealias Result = TakeOverProgressAcknowledgement
+        public static let name: MethodName = "takeOverProgress"
+        public static let permission = Permission.admin
+    }
+}
+
+/// How far a take-over's fold got: the params of `takeOverProgress`, and the `takeOver` member of
+/// the served daemon's `stats`: `{reducer, folded, latest, remainingSeconds?}`.
+public struct TakeOverProgressReport: MethodParams {
+    /// The newcomer's reducer, `name@version`.
+    public var reducer: String
+    /// The seq its fold reached.
+    public var folded: UInt64
+    /// The latest seq of the log it folds towards.
+    public var latest: UInt64
+    /// Its estimate of the fold's remaining time, when it has one.
+    public var remainingSeconds: Double?
+
+    public init(reducer: String, folded: UInt64, latest: UInt64, remainingSeconds: Double? = nil) {
+        self.reducer = reducer
+        self.folded = folded
+        self.latest = latest
+        self.remainingSeconds = remainingSeconds
+    }
+
+    /// - Throws: -32602 without `reducer`, `folded` and `latest`, or with another member.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamsReader(params, method: Method.TakeOverProgress.name, allowed: ["reducer", "folded", "latest", "remainingSeconds"])
+        guard let reducer = try reader.string("reducer"), let folded = try reader.seq("folded"), let latest = try reader.seq("latest") else {
+            throw .invalidParams("takeOverProgress needs 'reducer', 'folded' and 'latest'")
+        }
+        var remaining: Double?
+        if let value = reader["remainingSeconds"] {
+            guard let seconds = value.doubleValue, seconds >= 0 else {
+                throw .invalidParams("params.remainingSeconds must be a non-negative number, not \(value.described)")
+            }
+            remaining = seconds
+        }
+        self.init(reducer: reducer, folded: folded, latest: latest, remainingSeconds: remaining)
+    }
+
+    public var jsonValue: JSONValue {
+        var members: [String: JSONValue] = [
+            "reducer": .string(reducer), "folded": JSONValue(seq: folded), "latest": JSONValue(seq: latest),
+        ]
+        if let remainingSeconds { members["remainingSeconds"] = .double(remainingSeconds) }
+        return .object(members)
+    }
+}
+
+extension TakeOverProgressReport {
+    /// `folded seq 120000 of 1000000, about 8 s left`, for people.
+    public static func describe(_ report: TakeOverProgressReport) -> String {
+        let left = report.remainingSeconds.map { $0 < 1 ? ", level" : ", about \(Int($0.rounded())) s left" } ?? ""
+        return "folded seq \(report.folded) of \(report.latest)\(left)"
+    }
+}
+
+/// The `takeOverProgress` result: `{}`.
+public struct TakeOverProgressAcknowledgement: MethodResult, Equatable {
+    public init() {}
+
+    public func writeJSON(into bytes: inout [UInt8]) {
+        bytes.appendJSONObject { _ in }
+    }
+
+    public init(result: JSONValue) throws(RPCError) {
+        _ = try ResultReader(result, "a takeOverProgress result")
+    }
+}

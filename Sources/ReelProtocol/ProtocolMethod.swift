@@ -81,7 +81,7 @@ public enum Method {
         Stats.self, Checkpoints.self, Verify.self, Backup.self, Bisect.self, Scan.self, Digest.self, Describe.self,
         Find.self,
         Blame.self,
-        HandOver.self,
+        HandOver.self, TakeOverProgress.self,
     ]
 
     private static let byName: [String: any ProtocolMethod.Type] = Dictionary(

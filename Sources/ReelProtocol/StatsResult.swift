@@ -66,6 +66,8 @@ public struct StatsResult: MethodResult, Equatable {
     public var refusedByCode: [String: UInt64]?
     /// With `reeld --shared-log`: the node's standing in the shared log.
     public var sharedLog: SharedLogReport?
+    /// While a daemon folds beside this one to take it over: how far it got (its last report).
+    public var takeOver: TakeOverProgressReport?
 
     // The data directory's map, now.
     /// Bytes of the map in use (the file's pages up to the last one used).
@@ -161,6 +163,7 @@ public struct StatsResult: MethodResult, Equatable {
         put("readerSlotsUsed", readerSlotsUsed.map { .int(Int64($0)) })
         put("maxReaders", maxReaders.map { .int(Int64($0)) })
         put("sharedLog", sharedLog?.jsonValue)
+        put("takeOver", takeOver?.jsonValue)
         return .object(members)
     }
 
@@ -205,6 +208,13 @@ public struct StatsResult: MethodResult, Equatable {
         connections = try take("connections", int)
         if let report = rest.removeValue(forKey: "sharedLog"), !report.isNull {
             sharedLog = try SharedLogReport(json: report)
+        }
+        if let report = rest.removeValue(forKey: "takeOver"), !report.isNull {
+            do {
+                takeOver = try TakeOverProgressReport(params: report)
+            } catch {
+                throw .invalidRequest("a stats result's takeOver is malformed: \(error.message)")
+            }
         }
         func counts<T>(_ read: @escaping (JSONValue) -> T?) -> (JSONValue) -> [String: T]? {
             { value in

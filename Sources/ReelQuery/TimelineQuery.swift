@@ -124,6 +124,13 @@ extension Method.HandOver: TimelineQuery {
     }
 }
 
+extension Method.TakeOverProgress: TimelineQuery {
+    /// Offline there is no daemon being taken over.
+    public static func answer<State>(_ params: TakeOverProgressReport, from queries: TimelineQueries<State>) throws(StoreError) -> TakeOverProgressAcknowledgement {
+        throw StoreError(.invalidArgument, "'takeOverProgress' is answered only by a running daemon")
+    }
+}
+
 extension Method.Bisect: TimelineQuery {
     public static func answer<State>(_ params: BisectParams, from queries: TimelineQueries<State>) throws(StoreError) -> BisectOutcome {
         try queries.bisect(params)

@@ -19,7 +19,12 @@ public final class HandOver: Sendable {
     private struct Standing {
         var listener: CInt?
         var handingOver = false
+        var progress: (report: TakeOverProgressReport, at: ContinuousClock.Instant)?
     }
+
+    /// A report older than this is taken for a fold that ended without a hand-over (its daemon
+    /// died, or gave up): reports come every 2 s while a fold goes on.
+    static let reportLifetime: Duration = .seconds(10)
 
     private let standing = Mutex(Standing())
     private let continuation: AsyncStream<Void>.Continuation
@@ -32,6 +37,19 @@ public final class HandOver: Sendable {
 
     /// Whether a hand-over has started: the daemon is stopping for a newer one.
     public var isHandingOver: Bool { standing.withLock { $0.handingOver } }
+
+    /// How far the fold of a daemon preparing to take over got, by its last report
+    /// (`takeOverProgress`); `nil` when none reported.
+    public var progress: TakeOverProgressReport? {
+        standing.withLock { standing in
+            guard let progress = standing.progress, ContinuousClock.now - progress.at < Self.reportLifetime else { return nil }
+            return progress.report
+        }
+    }
+
+    func report(_ progress: TakeOverProgressReport) {
+        standing.withLock { $0.progress = (progress, ContinuousClock.now) }
+    }
 
     /// The listening socket, once the server has it.
     func listening(on descriptor: CInt) {

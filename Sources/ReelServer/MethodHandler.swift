@@ -83,6 +83,10 @@ public struct MethodHandler<State: StoreState>: Sendable {
         if call.is(Method.Hello.self) { return hello(peer: peer) }
         if call.is(Method.Stats.self) { return try await stats() }
         if let params = params as? HandOverParams { return try handOver(to: params.receiver) }
+        if let params = params as? TakeOverProgressReport {
+            handOver?.report(params)
+            return TakeOverProgressAcknowledgement()
+        }
         guard !method.actsOnItsConnection else {
             throw RPCError(code: RPCError.Code.methodNotFound, message: "'\(method.name)' needs a connection")
         }
@@ -116,10 +120,12 @@ public struct MethodHandler<State: StoreState>: Sendable {
         let queries = self.queries
         let statistics = store.statistics
         let server = figures.snapshot()
+        let progress = handOver?.progress
         return try await query { () throws(StoreError) in
             var stats = try queries.stats()
             stats.add(statistics)
             stats.add(server)
+            stats.takeOver = progress
             return stats
         }
     }

@@ -21,6 +21,7 @@ enum StatsPresentation {
             (through == stats.seq ? "up to date" : "through seq \(through)")
                 + (stats.changeIndexBytes.map { ", \(bytes(Int($0)))" } ?? "")
         })
+        add("take-over", stats.takeOver.map { "\($0.reducer) preparing: " + TakeOverProgressReport.describe($0) })
         add("checkpoints", stats.checkpoints.map(String.init))
         add("last checkpoint", stats.lastCheckpointSeq.map { seq in
             "seq \(seq)" + (stats.lastCheckpointTime.map { ", \($0.rfc3339Seconds)" } ?? "")

@@ -51,3 +51,35 @@ import Testing
         #expect(!SpawnedDaemon.listens(dir.sub("reel.sock")), "the newcomer removes the socket's file when it stops")
     }
 }
+
+extension TakeOverTests {
+    /// While the newcomer folds, the served daemon's `stats` says how far it got; a newcomer that
+    /// dies before its hand-over leaves the old daemon serving.
+    @Test(.timeLimit(.minutes(1)))
+    func theServedDaemonShowsTheFoldsProgressAndServesOnWhenTheNewcomerDies() async throws {
+        let dir = try TemporaryDirectory("reel-take-over")
+        let old = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        try await old.start()
+        let client = try await ReelClient.connect(socketPath: old.socketPath, configuration: .forTests)
+        for n in 0..<20 { try await client.dispatch(Stock.set("/n", .int(Int64(n)))) }
+        // The newcomer stops for good once level (as if stuck), before asking for the socket.
+        let new = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"), extraArguments: ["--take-over"],
+            environment: ["REEL_CRASH_POINT": "takeover.folded:hang"]
+        )
+        try await new.start()
+        var report: TakeOverProgressReport?
+        try await waitUntil("the fold's report in the served daemon's stats") {
+            report = try await client.call(Method.Stats.self, StatsParams()).takeOver
+            return report != nil
+        }
+        #expect(report == TakeOverProgressReport(reducer: "reel.json@1", folded: 20, latest: 20, remainingSeconds: 0))
+        let shown = try await runProgram("reel", ["stats", "--socket", old.socketPath])
+        #expect(shown.output.contains("take-over") && shown.output.contains("reel.json@1 preparing: folded seq 20 of 20, level"), "\(shown.output)")
+        _ = try await new.stop(signal: SIGKILL)
+        try await client.dispatch(Stock.set("/n", 20))
+        #expect(try await client.get(try JSONPointer("/n")).value == 20)
+        await client.close()
+        #expect(try await old.stop() == 0)
+    }
+}

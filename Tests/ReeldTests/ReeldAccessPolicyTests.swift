@@ -34,6 +34,7 @@ import Testing
         ("find", ["condition": "exists /n"]),
         ("blame", ["path": "/n"]),
         ("handOver", ["receiver": "/nonexistent/reel-policy-test-receiver"]),
+        ("takeOverProgress", ["reducer": "reel.json@2", "folded": 0, "latest": 0]),
     ]
 
     @Test func theListHasEveryMethod() {
