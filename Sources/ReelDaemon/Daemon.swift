@@ -156,7 +156,10 @@ public enum Daemon {
         if let metrics { storeOptions.metrics = metrics.factory }
         // Taking over, clients wait while the store opens: the journal's space is written once
         // it serves (``preallocateJournalLater``), not now.
-        if folded != nil { storeOptions.storage.journalPreallocation = 1 << 20 }
+        if folded != nil {
+            storeOptions.storage.journalPreallocation = 1 << 20
+            storeOptions.changeIndexMayDelayOpen = false
+        }
         // A long replay at open (a new reducer version replays the whole log): say how far it got,
         // and keep systemd's start timeout from running out while it progresses.
         storeOptions.openProgress = { reached, latest in

@@ -49,7 +49,8 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
     /// - Returns: the build going on in the background, when the writer records later entries
     ///   (without `feed`) and the index was behind: the store serves meanwhile.
     static func start(
-        timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, logger: Logger, progress: ((UInt64) -> Void)? = nil
+        timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, mayDelayOpen: Bool = true, logger: Logger,
+        progress: ((UInt64) -> Void)? = nil
     ) throws(StoreError) -> ChangeIndexBuild? {
         let directory = timeline.directory
         var status: ChangeIndexStatus?
@@ -64,6 +65,11 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
         } catch {
             logger.warning("the change index is damaged (\(error.message)): rebuilding it")
             status = nil
+        }
+        let current = status.map { $0.reducer == timeline.definition.identity && $0.indexedThrough <= latest } ?? false
+        if feed, !mayDelayOpen, !current || status!.indexedThrough < latest {
+            logger.notice("the change index is left behind for this run (a take-over does not wait for it to be rebuilt): answers replay past it, and it is brought up to date at the next start")
+            return nil
         }
         do {
             if status == nil || status!.reducer != timeline.definition.identity || status!.indexedThrough > latest {

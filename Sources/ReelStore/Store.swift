@@ -100,7 +100,8 @@ public final class Store<State: StoreState>: Sendable {
             // does, which keeps a service manager's start timeout from running out.
             var lastIndexReport = ContinuousClock.now
             changeIndexBuild = try ChangeIndexer.start(
-                timeline: timeline, latest: restored.seq, latestState: restored.state, feed: definition.predictChanges == nil, logger: logger
+                timeline: timeline, latest: restored.seq, latestState: restored.state, feed: definition.predictChanges == nil,
+                mayDelayOpen: options.changeIndexMayDelayOpen, logger: logger
             ) { reached in
                 let now = ContinuousClock.now
                 guard now - lastIndexReport >= options.openProgressInterval else { return }

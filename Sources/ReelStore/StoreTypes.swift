@@ -41,6 +41,11 @@ public struct StoreOptions: Sendable {
     /// `find`) up to date as actions are committed. Off, queries by path replay the log instead;
     /// benchmarks turn it off to measure what it costs.
     public var changeIndex = true
+    /// Whether the open may wait for the change index to be brought up to date, which a reducer
+    /// that cannot predict its changes (a typed state) does by folding the log before the store
+    /// serves. A take-over says no: the index is then left as it is for this run (answers replay
+    /// past it, as without one) and brought up to date at the next open that may wait.
+    public var changeIndexMayDelayOpen = true
 
     public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
         self.checkpointEvery = checkpointEvery

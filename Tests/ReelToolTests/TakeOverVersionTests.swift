@@ -62,6 +62,12 @@ import Testing
             let hit = try await runProgram("reel-rpg", ["dispatch", "rpg/attackCharacter", #"{"enemyId":"slime"}"#, "--socket", socket])
             #expect(hit.output == "seq \(seq)\n", "\(hit.errors)")
         }
+        // The change index was version 1's: version 2 does not wait for its own at a take-over,
+        // and its answers replay instead. The goblin reached zero at seq 5 (7, 7, then 6 of 7).
+        let stats = try await runProgram("reel-rpg", ["stats", "--json", "--socket", socket])
+        #expect(try JSONValue(parsing: stats.output)["changeIndexThrough"] == 0, "\(stats.output)")
+        let blame = try await runProgram("reel-rpg", ["blame", "/enemies/1/hp", "--json", "--socket", socket])
+        #expect(try JSONValue(parsing: blame.output)["seq"] == 5, "\(blame.output) \(blame.errors)")
         let refused = try await runProgram("reel-rpg", ["dispatch", "rpg/attackEnemy", #"{"enemyId":"goblin"}"#, "--socket", socket])
         #expect(refused.status == 2)
         #expect(refused.errors.contains("goblin is already defeated"), "\(refused.errors)")
