@@ -33,6 +33,11 @@ public enum Daemon {
         _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
     ) async -> Int32 {
         let name = URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent
+        if arguments.contains(Setting.takeOver.flag) || environment[Setting.takeOver.environmentVariable] == "on",
+            let status = TakeOver.runDetached(arguments: arguments, environment: environment)
+        {
+            return status
+        }
         do {
             try await serve(definition, arguments: arguments, environment: environment)
             return 0
@@ -76,7 +81,13 @@ public enum Daemon {
         }
         let sharedLog = try configuration.sharedLog.map { url throws(StartupError) in try Self.openSharedLog(url, configuration: configuration, logger: logger) }
         defer { sharedLog?.close() }
-        let handOver = HandOver()
+        // Taking over from a daemon that fed systemd's watchdog, this one feeds it in its place.
+        var environment = environment
+        if let micros = takeOver?.watchdogMicroseconds {
+            environment["WATCHDOG_USEC"] = String(micros)
+            environment["WATCHDOG_PID"] = String(getpid())
+        }
+        let handOver = HandOver(watchdogMicroseconds: SystemdWatchdog.interval(environment: environment).map { UInt64($0.components.seconds) * 1_000_000 + UInt64($0.components.attoseconds / 1_000_000_000_000) })
         let storeService = try await openStore(
             definition, configuration: configuration, metrics: metrics, sharedLog: sharedLog, notifier: notifier, logger: logger,
             continuing: takeOver?.folded, handOver: handOver
@@ -86,7 +97,8 @@ public enum Daemon {
         let ownLoops = configuration.eventLoops.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
         let socketServer = makeServer(
             configuration, store: storeService.store, listener: activation.map { ($0.path, $0.descriptor) } ?? takeOver.map { (configuration.socketPath, $0.listener) },
-            placement: placement, metrics: metrics, notifier: notifier, eventLoops: ownLoops, handOver: handOver, logger: logger
+            placement: placement, metrics: metrics, notifier: notifier, eventLoops: ownLoops, handOver: handOver,
+            takingOver: takeOver != nil ? environment : nil, logger: logger
         )
         let services = try await makeServices(
             configuration, store: storeService, server: socketServer, metrics: metrics, notifier: notifier,
@@ -189,7 +201,8 @@ public enum Daemon {
     ///   take-over received), with its path; `nil`: bind the configured path.
     private static func makeServer<State: StoreState>(
         _ configuration: DaemonConfiguration, store: Store<State>, listener: (path: String, descriptor: CInt)?, placement: SocketPlacement,
-        metrics: DaemonMetrics?, notifier: SystemdNotifier, eventLoops: MultiThreadedEventLoopGroup?, handOver: HandOver, logger: Logger
+        metrics: DaemonMetrics?, notifier: SystemdNotifier, eventLoops: MultiThreadedEventLoopGroup?, handOver: HandOver,
+        takingOver environment: [String: String]?, logger: Logger
     ) -> ReelServer<State> {
         var server = ServerConfiguration(socketPath: listener?.path ?? configuration.socketPath)
         server.adoptedSocket = listener?.descriptor
@@ -201,6 +214,12 @@ public enum Daemon {
         if let metrics { server.metrics = metrics.factory }
         server.onBound = { path in
             if listener == nil { try placement.applySocketPermissions(path: path) }
+            if let environment {
+                // Taking over, this process becomes the unit's main one (`NotifyAccess=all`).
+                _ = notifier.notify(["MAINPID=\(getpid())", "READY=1", "STATUS=serving \(path)"])
+                TakeOver.reportServing(environment: environment)
+                return
+            }
             _ = notifier.ready(status: "serving \(path)")
         }
         let policy = configuration.accessPolicy

@@ -34,6 +34,8 @@ enum TakeOver {
         var folded: FoldedState<State>
         var listener: CInt
         var lock: DataDirectoryLock
+        /// The timeout of systemd's watchdog the old daemon fed, for this one to feed.
+        var watchdogMicroseconds: UInt64?
     }
 
     static func prepare<State: StoreState>(
@@ -68,7 +70,7 @@ enum TakeOver {
         }
         logger.info("the fold is level with the running daemon: asking it to hand over", metadata: ["seq": "\(fold.folded.seq)"])
         CrashPoint.takeOverFolded.reach()
-        let listener = try await receiveSocket(from: client, configuration: configuration, logger: logger)
+        let (listener, watchdog) = try await receiveSocket(from: client, configuration: configuration, logger: logger)
         CrashPoint.takeOverReceived.reach()
         let folded = fold.finish()
         let lock: DataDirectoryLock
@@ -79,7 +81,7 @@ enum TakeOver {
             throw error
         }
         CrashPoint.takeOverOpening.reach()
-        return Prepared(folded: folded, listener: listener, lock: lock)
+        return Prepared(folded: folded, listener: listener, lock: lock, watchdogMicroseconds: watchdog)
     }
 
     /// The history folded with these reducers while the running daemon serves, with progress in
@@ -115,7 +117,9 @@ enum TakeOver {
     }
 
     /// Asks the running daemon for its listening socket and receives it.
-    private static func receiveSocket(from client: ReelClient, configuration: DaemonConfiguration, logger: Logger) async throws -> CInt {
+    private static func receiveSocket(
+        from client: ReelClient, configuration: DaemonConfiguration, logger: Logger
+    ) async throws -> (listener: CInt, watchdogMicroseconds: UInt64?) {
         let receiver = URL(fileURLWithPath: configuration.socketPath).deletingLastPathComponent().path + "/.reel-take-over-\(getpid())"
         unlink(receiver)
         let waiting = reel_listen_unix(receiver, 1)
@@ -127,8 +131,10 @@ enum TakeOver {
             unlink(receiver)
         }
         var refusal: (any Error)?
+        var watchdog: UInt64?
         do {
             let answer = try await client.call(Method.HandOver.self, HandOverParams(receiver: receiver))
+            watchdog = answer.watchdogMicroseconds
             logger.info("the running daemon hands over", metadata: ["seq": "\(answer.seq)"])
         } catch {
             // An answer lost with its daemon (killed once it had sent the socket) still leaves
@@ -141,7 +147,7 @@ enum TakeOver {
             throw StartupError(.io, "the running daemon's socket did not come: \(String(cString: strerror(errno)))")
         }
         if let refusal { logger.warning("the hand-over's answer was lost (\(refusal)), but the socket came: going on") }
-        return listener
+        return (listener, watchdog)
     }
 
     /// The data directory's lock, once the daemon that handed over has let it go.
@@ -157,5 +163,75 @@ enum TakeOver {
             }
             try await Task.sleep(for: .milliseconds(2))
         }
+    }
+}
+
+extension TakeOver {
+    /// The environment variable that tells a take-over started by systemd's `ExecReload=` (see
+    /// ``runDetached(arguments:environment:)``) where to say that it serves.
+    static let reportVariable = "REEL_TAKE_OVER_REPORT_FD"
+
+    /// Under systemd, `systemctl reload reeld` runs `reeld --take-over` as the unit's `ExecReload=`
+    /// (`$MAINPID` names the daemon it serves): that command must end, and the daemon taking over
+    /// must live on as the unit's main process. So it starts itself again, detached, and waits
+    /// until that copy serves (it then tells systemd `MAINPID=` its pid, with `NotifyAccess=all`),
+    /// or fails.
+    ///
+    /// - Returns: The exit status for this process, or `nil` when this is not such a command (run
+    ///   the daemon here).
+    static func runDetached(arguments: [String], environment: [String: String]) -> Int32? {
+        guard let main = environment["MAINPID"].flatMap(Int32.init), main != getpid(), environment[reportVariable] == nil else {
+            return nil
+        }
+        var ends: [CInt] = [-1, -1]
+        guard pipe(&ends) == 0 else { return nil }
+        var child = environment
+        child[reportVariable] = String(ends[1])
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addclose(&actions, ends[0])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID (glibc): a session of its own
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = child.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv, envp)
+        close(ends[1])
+        guard spawned == 0 else {
+            close(ends[0])
+            FileHandle.standardError.write(Data("cannot start the daemon taking over: \(String(cString: strerror(spawned)))\n".utf8))
+            return 71
+        }
+        // The copy writes "serving" once it serves; its pipe closes without a word when it fails.
+        var report: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            report += buffer[..<count]
+        }
+        close(ends[0])
+        if String(decoding: report, as: UTF8.self).hasPrefix("serving") { return 0 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        return exited ? (status >> 8) & 0xff : 70
+    }
+
+    /// Tells the command that started this copy (``runDetached(arguments:environment:)``) that it
+    /// serves.
+    static func reportServing(environment: [String: String]) {
+        guard let fd = environment[reportVariable].flatMap(CInt.init) else { return }
+        let message = Array("serving\n".utf8)
+        _ = message.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
     }
 }

@@ -36,22 +36,30 @@ public struct HandOverParams: MethodParams {
     public var jsonValue: JSONValue { ["receiver": .string(receiver)] }
 }
 
-/// The `handOver` result: `{seq}`, the latest seq when the socket was sent. The daemon goes on
-/// committing what it had accepted; the newcomer opens the store after it has stopped.
+/// The `handOver` result: `{seq, watchdogMicroseconds?}`, the latest seq when the socket was
+/// sent, and the timeout of systemd's watchdog when the daemon feeds one (the newcomer, becoming
+/// the unit's main process, feeds it in its place). The daemon goes on committing what it had
+/// accepted; the newcomer opens the store after it has stopped.
 public struct HandOverResult: MethodResult, Equatable {
     public var seq: UInt64
+    public var watchdogMicroseconds: UInt64?
 
-    public init(seq: UInt64) {
+    public init(seq: UInt64, watchdogMicroseconds: UInt64? = nil) {
         self.seq = seq
+        self.watchdogMicroseconds = watchdogMicroseconds
     }
 
     public func writeJSON(into bytes: inout [UInt8]) {
-        bytes.appendJSONObject { members in members.add("seq", seq) }
+        bytes.appendJSONObject { members in
+            members.add("seq", seq)
+            members.add("watchdogMicroseconds", ifPresent: watchdogMicroseconds)
+        }
     }
 
     public init(result: JSONValue) throws(RPCError) {
         let members = try ResultReader(result, "a handOver result")
-        self.init(seq: try members.seq("seq"))
+        let watchdog = members.members["watchdogMicroseconds"]?.intValue.flatMap(UInt64.init(exactly:))
+        self.init(seq: try members.seq("seq"), watchdogMicroseconds: watchdog)
     }
 }
 

@@ -31,7 +31,11 @@ public final class HandOver: Sendable {
     /// One element when a hand-over starts.
     public let requests: AsyncStream<Void>
 
-    public init() {
+    /// The timeout of systemd's watchdog this daemon feeds, for the newcomer to feed in its place.
+    public let watchdogMicroseconds: UInt64?
+
+    public init(watchdogMicroseconds: UInt64? = nil) {
+        self.watchdogMicroseconds = watchdogMicroseconds
         (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 

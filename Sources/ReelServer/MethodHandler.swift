@@ -112,7 +112,7 @@ public struct MethodHandler<State: StoreState>: Sendable {
             throw RPCError(code: RPCError.Code.invalidParams, message: "this server cannot hand over: it runs without a daemon around it")
         }
         try handOver.handOver(to: receiver)
-        return HandOverResult(seq: store.snapshot.seq)
+        return HandOverResult(seq: store.snapshot.seq, watchdogMicroseconds: handOver.watchdogMicroseconds)
     }
 
     /// `stats`: the data directory's figures, the store's counters and the server's.

@@ -31,6 +31,7 @@ import Testing
         // The units name the installed binary and config, and systemd finds nothing wrong with them.
         let service = try String(contentsOfFile: "\(prefix)/lib/systemd/system/reeld.service", encoding: .utf8)
         #expect(service.contains("ExecStart=\(prefix)/bin/reeld --config \(prefix)/etc/reel/reeld.yaml"))
+        #expect(service.contains("ExecReload=\(prefix)/bin/reeld --config \(prefix)/etc/reel/reeld.yaml --take-over"))
         let verify = try await runCommand(
             URL(fileURLWithPath: "/usr/bin/systemd-analyze"),
             // (--man=no: the man pages are not installed here, see above.)

@@ -107,3 +107,70 @@ import Testing
         return descriptor
     }
 }
+
+extension ReeldSystemdTests {
+    /// `systemctl reload reeld` with `ExecReload=reeld --take-over` (`$MAINPID` set): the command
+    /// starts the daemon taking over detached, returns once it serves, and that daemon tells
+    /// systemd it is the unit's main process now and feeds the watchdog the old one fed.
+    @Test func aTakeOverRunAsExecReloadLeavesTheNewDaemonAsTheUnitsMainProcess() async throws {
+        let dir = try TemporaryDirectory()
+        let systemd = try NotifyListener(path: dir.sub("notify"))
+        let old = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
+            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "200000"]
+        )
+        try await old.start()
+        try await waitUntil("READY=1") { systemd.count("READY=1") == 1 }
+        try await TestConnection.open(socketPath: old.socketPath) { connection throws in
+            _ = try await connection.request(1, "dispatch", Params.set("/n", 1))
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = systemd.path
+        environment["MAINPID"] = String(old.processIdentifier)
+        let reload = try await Self.exitStatus(
+            of: try PackageExecutable.url("reeld").path,
+            ["--data-dir", dir.sub("data"), "--socket", dir.sub("reel.sock"), "--log-level", "warning", "--take-over"], environment: environment
+        )
+        #expect(reload == 0, "the command ends once the new daemon serves")
+        #expect(try await old.stop(signal: 0, within: .seconds(30)) == 0, "the old daemon hands over and exits")
+        // The new daemon, detached from the command, named itself the main process.
+        let announced = systemd.messages.first { $0.contains { $0.hasPrefix("MAINPID=") } }
+        let pid = try #require(announced?.first { $0.hasPrefix("MAINPID=") }.flatMap { Int32($0.dropFirst("MAINPID=".count)) })
+        #expect(pid != old.processIdentifier && kill(pid, 0) == 0)
+        #expect(announced?.contains("READY=1") == true)
+        let pings = systemd.count("WATCHDOG=1")
+        try await waitUntil("the new daemon's watchdog pings") { systemd.count("WATCHDOG=1") >= pings + 3 }
+        try await TestConnection.open(socketPath: dir.sub("reel.sock")) { connection throws in
+            #expect(try await connection.request(2, "get", ["path": "/n"])["result"]?["value"] == 1)
+        }
+        kill(pid, SIGTERM)
+        try await waitUntil("the new daemon to stop") { kill(pid, 0) != 0 }
+    }
+
+    /// Runs a program with its output thrown away and returns its exit status, reaping it with
+    /// `waitpid` on a thread of its own: a child that leaves a detached grandchild behind must be
+    /// seen to end as soon as it does (Foundation's `Process` reaps late on a busy machine).
+    static func exitStatus(of executable: String, _ arguments: [String], environment: [String: String]) async throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw SpawnError("cannot start \(executable): \(spawned)") }
+        let child = pid
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+                continuation.resume(returning: status & 0x7f == 0 ? (status >> 8) & 0xff : -1)
+            }
+        }
+    }
+}
