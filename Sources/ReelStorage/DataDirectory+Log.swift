@@ -151,7 +151,7 @@ extension DataDirectory {
     ) throws(StorageError) -> Bool {
         let (log, dedup, checkpoints) = databases
         // Encoded before the transaction: its body may run again after the map grows.
-        let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, reducer: $0.reducer, bytes: CheckpointCodec.encode($0)) }
+        let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
         let newTypes = types?.additions(in: batch.records) ?? [:]
         do {
             let written = try env.write { txn in
@@ -168,14 +168,6 @@ extension DataDirectory {
                     try txn.put(record.value, forKey: record.key, in: dedup)
                 }
                 for record in checkpointRecords {
-                    // Another reducer version's checkpoint at this seq stays: it is that version's
-                    // to go on from (a take-over, then a rollback). A damaged one is replaced.
-                    let kept = try txn.withValue(forKey: record.seq, in: checkpoints) { value in
-                        try? value.withUnsafeBytes { bytes throws(StorageError) in
-                            try CheckpointCodec.decode(seq: record.seq, from: bytes, headerOnly: true).reducer
-                        }
-                    }
-                    if let kept = kept ?? nil, kept != record.reducer { continue }
                     try txn.put(record.bytes, forKey: record.seq, in: checkpoints, append: false)
                 }
                 if !batch.records.isEmpty { CrashPoint.commitInside.reach() }

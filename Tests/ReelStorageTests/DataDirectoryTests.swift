@@ -128,21 +128,6 @@ import Testing
         #expect(throws: StorageError.self) { try readOnly.commit(CommitBatch(envelopes: [envelope(1)])) }
     }
 
-    /// A take-over's newcomer and the version it replaced may both checkpoint at one seq: the
-    /// first one's stays, for a rollback to go on from; a version replaces its own.
-    @Test func aCheckpointOfAnotherReducerVersionAtTheSameSeqIsKept() throws {
-        let dir = try TemporaryDirectory()
-        let data = try DataDirectory(path: dir.path, reducerName: "test")
-        try data.commit(CommitBatch(envelopes: (1...5).map { envelope($0) }))
-        let one = ReducerIdentity(name: "test", version: "1"), two = ReducerIdentity(name: "test", version: "2")
-        try data.commit(CommitBatch(checkpoints: [Checkpoint(seq: 5, reducer: one, time: .now(), state: ["by": "one"])]))
-        try data.commit(CommitBatch(checkpoints: [Checkpoint(seq: 5, reducer: two, time: .now(), state: ["by": "two"])]))
-        #expect(try data.checkpoint(at: 5)?.reducer == one)
-        #expect(try data.checkpoint(at: 5)?.state() == ["by": "one"])
-        try data.commit(CommitBatch(checkpoints: [Checkpoint(seq: 5, reducer: one, time: .now(), state: ["by": "one, again"])]))
-        #expect(try data.checkpoint(at: 5)?.state() == ["by": "one, again"])
-    }
-
     @Test func readOnlyOpenOfAMissingDirectoryIsNotFound() throws {
         let dir = try TemporaryDirectory()
         do {
