@@ -29,6 +29,11 @@ struct UICommand: AsyncParsableCommand {
     var port: Int = 0
     @Flag(name: .customLong("no-browser"), help: "Print the URL without opening a browser.")
     var noBrowser = false
+    @Option(
+        name: .customLong("shadow-report"),
+        help: ArgumentHelp("Show this report of `shadow --json` beside the history, each divergence a seq to go to.", valueName: "file")
+    )
+    var shadowReport: String?
 
     func run() async throws {
         let context = ToolContext.current
@@ -38,11 +43,20 @@ struct UICommand: AsyncParsableCommand {
                 exitStatus: ExitStatus.unavailable
             )
         }
+        let report = try shadowReport.map { path throws(ToolError) -> JSONValue in
+            let json = try InputReader.json(InputReader.readAll(path: path), what: "the shadow report \(path)")
+            guard json["parts"]?.arrayValue != nil, json["same"]?.boolValue != nil else {
+                throw ToolError("\(path) is not a report of `shadow --json` (no \"same\" and \"parts\")", exitStatus: ExitStatus.dataError)
+            }
+            return json
+        }
         let store = try await source.open()
         let backend = SourceBackend(source: store)
         var logger = Logger(label: "reel-ui")
         logger.logLevel = .warning
-        let server = TimeTravelServer(backend: backend, port: port, token: TimeTravelServer.makeToken(), assets: assets, logger: logger)
+        let server = TimeTravelServer(
+            backend: backend, port: port, token: TimeTravelServer.makeToken(), assets: assets, logger: logger, shadowReport: report
+        )
         let openBrowser = !noBrowser
         do {
             try await server.run { url in

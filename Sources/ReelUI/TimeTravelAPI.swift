@@ -9,6 +9,8 @@ import ReelProtocol
 /// here from what it does.
 struct TimeTravelAPI: Sendable {
     let backend: any TimeTravelBackend
+    /// What `APP shadow --json` printed, for the page to show (`reel ui --shadow-report`).
+    var shadowReport: JSONValue?
 
     /// The most rows one request returns.
     static let maxRows = 1_000
@@ -21,7 +23,14 @@ struct TimeTravelAPI: Sendable {
             "seq": JSONValue(seq: try await backend.latestSeq()),
             "canDispatch": .bool(await backend.mayDispatch()),
             "canRevert": .bool(await backend.mayDispatch()),
+            "shadow": .bool(shadowReport != nil),
         ]
+    }
+
+    /// The shadow report `reel ui` was given.
+    func shadow() throws(UIError) -> JSONValue {
+        guard let shadowReport else { throw UIError(status: .notFound, message: "no shadow report: reel ui --shadow-report FILE shows one") }
+        return shadowReport
     }
 
     /// Any read method of the protocol, by name, with its params (`null` for none): its result as

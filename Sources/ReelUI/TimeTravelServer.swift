@@ -19,16 +19,22 @@ public struct TimeTravelServer: Sendable {
     let token: String
     let assets: UIAssets
     let logger: Logger
+    /// A report of `APP shadow --json` for the page to show beside the history.
+    let shadowReport: JSONValue?
 
     /// - Parameters:
     ///   - port: The port on 127.0.0.1; 0 picks a free one.
     ///   - token: The secret every request must carry (``makeToken()``).
-    public init(backend: any TimeTravelBackend, port: Int, token: String, assets: UIAssets, logger: Logger) {
+    ///   - shadowReport: What `APP shadow --json` printed, to show (`reel ui --shadow-report`).
+    public init(
+        backend: any TimeTravelBackend, port: Int, token: String, assets: UIAssets, logger: Logger, shadowReport: JSONValue? = nil
+    ) {
         self.backend = backend
         self.port = port
         self.token = token
         self.assets = assets
         self.logger = logger
+        self.shadowReport = shadowReport
     }
 
     /// 32 random bytes as hex.
@@ -66,7 +72,7 @@ public struct TimeTravelServer: Sendable {
     }
 
     private func routes(_ router: Router<BasicWebSocketRequestContext>) {
-        let api = TimeTravelAPI(backend: backend)
+        let api = TimeTravelAPI(backend: backend, shadowReport: shadowReport)
         let assets = self.assets
         router.get("/") { _, _ in assets.response(for: "index.html") }
         for name in assets.servedNames {
@@ -74,6 +80,7 @@ public struct TimeTravelServer: Sendable {
         }
         // A thrown UIError is an HTTPResponseError: Hummingbird answers it with its status.
         router.get("/api/info") { _, _ in JSONBody(try await api.info()) }
+        router.get("/api/shadow") { _, _ in JSONBody(try api.shadow()) }
         router.post("/api/call/{method}") { request, context in
             JSONBody(try await api.call(context.parameters.get("method") ?? "", Self.body(request)))
         }

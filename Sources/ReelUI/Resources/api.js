@@ -2,7 +2,7 @@
  * reel ui — access to the JSON API and the status line.
  *
  * The API (described in the docs): GET /api/info, /api/history, /api/search, /api/actions,
- * /api/state, /api/show, /api/diff; POST /api/call/METHOD (any read method of the protocol:
+ * /api/state, /api/show, /api/diff, /api/shadow; POST /api/call/METHOD (any read method of the protocol:
  * the page calls describe, find and blame so), /api/whatif, /api/bisect, /api/dispatch,
  * /api/revert; GET /api/export; WS /api/live. /api/history and /api/search take `changed`, a
  * JSON Pointer: only the actions that changed the value there.

@@ -17,6 +17,7 @@
  *   action.js  the action at the current seq, patch rendering
  *   panels.js  marks and their diff, what-if, bisect, dispatch and revert, export
  *   find.js    find all: the runs where the bisect condition holds, as bands on the slider
+ *   shadow.js  a shadow report (reel ui --shadow-report): where another version's reducers part
  *   live.js    the WebSocket, with backoff
  */
 
@@ -33,6 +34,7 @@ import {
   openRevert, cancelRevert, closeRevertDialog, doRevert, touchExport, doExport,
 } from './panels.js';
 import { runFind, clearFind } from './find.js';
+import { loadShadow } from './shadow.js';
 import { connectLive } from './live.js';
 
 const sourceEl = $('source');
@@ -230,6 +232,7 @@ async function loadInfo(attempt) {
     setCurrent(S.latest, false); // start at the newest state, as a follower would
     scrollToEnd();
     connectLive();
+    if (info.shadow) void loadShadow();
   } catch (err) {
     reportError('loading /api/info', err);
     const delay = Math.min(30000, 1000 * 2 ** Math.min(attempt, 5));

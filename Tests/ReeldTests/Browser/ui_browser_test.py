@@ -739,6 +739,52 @@ def node_checks(driver, bin_dir, work, shots):
         daemon.wait(timeout=20)
 
 
+def shadow_checks(driver, bin_dir, work, shots):
+    """`reel-rpg ui --shadow-report FILE`: the report of `shadow --json` (the rules of version 2
+    against version 1 on three attacks that take the slime below zero) beside the history; each
+    divergence a button that travels to its seq."""
+    data = os.path.join(work, "shadow-data")
+    lines = [json.dumps({"seq": seq, "type": "rpg/attackEnemy", "payload": {"damage": 7, "enemyId": "slime"},
+                         "time": "2026-11-27T10:00:0%dZ" % seq, "peer": {"uid": 0, "gid": 0, "pid": 1}})
+             for seq in (1, 2, 3)]
+    ndjson = os.path.join(work, "shadow.ndjson")
+    with open(ndjson, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    reel(bin_dir, "import", ndjson, "--data-dir", data, program="reel-rpg")
+    baseline = os.path.join(work, "rpg-v1")
+    with open(baseline, "w") as handle:
+        handle.write("#!/bin/sh\nREEL_RPG_RULES=1 exec '%s' \"$@\"\n" % os.path.join(bin_dir, "reel-rpg"))
+    os.chmod(baseline, 0o755)
+    run = subprocess.run([os.path.join(bin_dir, "reel-rpg"), "shadow", "--baseline", baseline, "--data-dir", data, "--every", "1", "--json"],
+                         capture_output=True, text=True, timeout=60, env=dict(os.environ, REEL_RPG_RULES="2"))
+    check(run.returncode == 1, "shadow: exit %d, not 1 (different): %s" % (run.returncode, run.stderr))
+    report = json.loads(run.stdout)
+    enemies = next((part for part in report["parts"] if part["path"] == "/enemies"), {})
+    check(enemies.get("seq") == 2 and report["refusedByThisOnly"] == [3], "shadow report: %s" % run.stdout)
+    path = os.path.join(work, "shadow.json")
+    with open(path, "w") as handle:
+        handle.write(run.stdout)
+    ui, url = start_ui(bin_dir, ["--data-dir", data, "--shadow-report", path], program="reel-rpg")
+    try:
+        driver.get(url)
+        wait(driver, "the shadow panel", lambda d: d.find_element(By.ID, "shadow").is_displayed()
+             and attribute(d, '#shadow-parts li[data-path="/enemies"]', "data-seq") == "2")
+        check(attribute(driver, "#shadow-summary", "data-same") == "false", "the summary says not the same")
+        check(attribute(driver, '#shadow-parts li[data-path="/character"]', "data-seq") is None, "/character is the same")
+        text = driver.find_element(By.ID, "shadow").text
+        check("differs from" in text and "rpg/attackEnemy" in text and "refused by this version only" in text, "the panel reads: %r" % text)
+        driver.find_element(By.CSS_SELECTOR, '#shadow-parts li[data-path="/enemies"] button').click()
+        wait(driver, "the page at the first divergent seq", lambda d: d.find_element(By.ID, "seq-display").text.strip() == "2")
+        driver.find_element(By.CSS_SELECTOR, '#shadow-refused li[data-kind="refusedByThisOnly"] button[data-seq="3"]').click()
+        wait(driver, "the page at the refused seq", lambda d: d.find_element(By.ID, "seq-display").text.strip() == "3")
+        screenshot(driver, shots, "shadow.png")
+        errors = console_errors(driver)
+        check(not errors, "console errors on the shadow page: %s" % errors)
+    finally:
+        driver.get("about:blank")
+        stop(ui, "reel-rpg ui --shadow-report")
+
+
 def start_rpg(bin_dir, work):
     """reel-rpg's daemon on a history whose first actions are from another day (imported), the
     rest dispatched now; and its page."""
@@ -803,6 +849,9 @@ def main():
         driver.get("about:blank")
         driver.get_log("browser")
         node_checks(driver, bin_dir, work, arguments.screenshots)
+        driver.get("about:blank")
+        driver.get_log("browser")
+        shadow_checks(driver, bin_dir, work, arguments.screenshots)
     finally:
         if driver:
             driver.quit()
