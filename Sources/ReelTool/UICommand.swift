@@ -31,7 +31,7 @@ struct UICommand: AsyncParsableCommand {
     var noBrowser = false
     @Option(
         name: .customLong("shadow-report"),
-        help: ArgumentHelp("Show this report of `shadow --json` beside the history, each divergence a seq to go to.", valueName: "file")
+        help: ArgumentHelp("Show this report of `shadow` (its JSON output) beside the history, each divergence a seq to go to.", valueName: "file")
     )
     var shadowReport: String?
 
