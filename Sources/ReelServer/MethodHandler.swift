@@ -82,8 +82,8 @@ public struct MethodHandler<State: StoreState>: Sendable {
         }
         if call.is(Method.Hello.self) { return hello(peer: peer) }
         if call.is(Method.Stats.self) { return try await stats() }
-        if let params = params as? HandOverParams { return try handOver(to: params.receiver) }
-        if let params = params as? TakeOverProgressReport {
+        if call.is(Method.HandOver.self), let params = params as? HandOverParams { return try handOver(to: params.receiver) }
+        if call.is(Method.TakeOverProgress.self), let params = params as? TakeOverProgressReport {
             handOver?.report(params)
             return TakeOverProgressAcknowledgement()
         }
