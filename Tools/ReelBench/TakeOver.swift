@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Histogram
 import ReelClient
@@ -98,7 +99,11 @@ extension ReelBench {
         }
         print("  slowest: \(slowest.joined(separator: ", ")) (time from the new reeld's start)")
         let failed = control.failures.withLock { $0 }
-        print("  errors: \(failed.count)\(failed.first.map { " (first: \($0))" } ?? ""); log \(latest) = \(takeOverSize) + \(acknowledged) acknowledged: \(latest == UInt64(takeOverSize) + acknowledged ? "yes" : "NO")")
+        let whole = latest == UInt64(takeOverSize) + acknowledged
+        print("  errors: \(failed.count)\(failed.first.map { " (first: \($0))" } ?? ""); log \(latest) = \(takeOverSize) + \(acknowledged) acknowledged: \(whole ? "yes" : "NO")")
+        guard failed.isEmpty, whole, oldStatus == 0, newStatus == 0 else {
+            throw ValidationError("the take-over lost, repeated or refused dispatches, or a daemon failed: see above")
+        }
     }
 
     static func launch(_ executable: String, _ arguments: [String]) throws -> Process {
