@@ -16,7 +16,7 @@ package enum RecordChecksum {
     static let byteCount = 8
 
     /// The checksum of `bytes` stored under a key whose seed is `seed` (a seq, or ``seed(ofKey:)``).
-    static func of(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
+    package static func of(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
         XXH3_64bits_withSeed(bytes.baseAddress, bytes.count, seed)
     }
 

@@ -72,11 +72,16 @@ public struct ShadowFold<State: StoreState> {
 
     /// A digest of each part of the state: the value at each of `paths`, or, when `paths` is
     /// empty, at each top-level member (by its pointer). Absent parts are left out.
-    public func digests(of paths: [JSONPointer]) throws(StoreError) -> [String: String] {
+    public func digests(of paths: [JSONPointer], by digest: ShadowDigest = .structural) throws(StoreError) -> [String: String] {
         let document = try json()
         var digests: [String: String] = [:]
         for (pointer, value) in Self.parts(of: document, paths: paths) {
-            digests[pointer] = Checkpoint.hex(Checkpoint.hash(of: value.binaryEncoded()).prefix(16))
+            switch digest {
+            case .canonical:
+                digests[pointer] = Checkpoint.hex(Checkpoint.hash(of: value.binaryEncoded()).prefix(16))
+            case .structural:
+                digests[pointer] = String(ShadowDigest.structuralHash(of: value), radix: 16)
+            }
         }
         return digests
     }
@@ -88,5 +93,52 @@ public struct ShadowFold<State: StoreState> {
             return members.map { (JSONPointer(tokens: [$0.key]).description, $0.value) }
         }
         return paths.compactMap { path in document.value(at: path).map { (path.description, $0) } }
+    }
+}
+
+/// How a shadow replay digests the parts of a state. Both sides must digest alike: the side that
+/// asks says which it wants, and a worker from before this choice answers `canonical`.
+public enum ShadowDigest: String, Sendable {
+    /// The SHA-256 of the canonical binary encoding: every object's members sorted, encoded, hashed.
+    case canonical
+    /// A structural hash: strings through XXH3, arrays in order, an object's members combined in
+    /// any order (a sum of their hashes), so nothing is sorted or encoded. A fifth of a shadow
+    /// replay's time went to the canonical encoding's sorts.
+    case structural
+
+    /// The structural hash of `value`: the same in every process and on every machine.
+    public static func structuralHash(of value: JSONValue) -> UInt64 {
+        switch value {
+        case .null: return mix(1)
+        case .bool(let flag): return mix(flag ? 3 : 2)
+        case .int(let number): return mix(4 &+ mix(UInt64(bitPattern: number)))
+        case .double(let number): return mix(5 &+ mix(number.bitPattern))
+        case .string(let text): return mix(6 &+ hash(text))
+        case .array(let elements):
+            var combined: UInt64 = 7
+            for element in elements { combined = mix(combined ^ structuralHash(of: element)) }
+            return mix(combined &+ UInt64(elements.count))
+        case .object(let members):
+            var sum: UInt64 = 0
+            for (key, member) in members {
+                let memberHash = structuralHash(of: member)
+                sum &+= mix(hash(key) ^ (memberHash << 29 | memberHash >> 35))
+            }
+            return mix(8 &+ mix(sum ^ UInt64(members.count)))
+        }
+    }
+
+    /// XXH3 of the string's UTF-8.
+    private static func hash(_ text: String) -> UInt64 {
+        var text = text
+        return text.withUTF8 { RecordChecksum.of(UnsafeRawBufferPointer($0), seed: 0x5EED) }
+    }
+
+    /// SplitMix64's finalizer: every bit of the input moves every bit of the output.
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -82,8 +82,9 @@ struct ShadowCommand: AsyncParsableCommand {
             let refusedThere = Set(try theirs.finishAdvance())
             refusedByThisOnly += refusedHere.subtracting(refusedThere).sorted()
             refusedByBaselineOnly += refusedThere.subtracting(refusedHere).sorted()
-            let here = try mine.digests(parts)
-            let there = try theirs.digests(parts)
+            // The baseline's first: it says how it digests (an older one only canonically).
+            let (digest, there) = try theirs.digests(parts, by: .structural)
+            let here = try mine.digests(parts, by: digest).1
             let keys = Set(here.keys).union(there.keys).subtracting(ignored)
             allParts.formUnion(keys)
             let parting = keys.filter { here[$0] != there[$0] && firstDifferences[$0] == nil }
@@ -96,8 +97,8 @@ struct ShadowCommand: AsyncParsableCommand {
                 for step in (seq + 1)...end where !pending.isEmpty {
                     _ = try mine.step()
                     _ = try theirs.step()
-                    let hereNow = try mine.digests(pointers)
-                    let thereNow = try theirs.digests(pointers)
+                    let thereNow = try theirs.digests(pointers, by: digest).1
+                    let hereNow = try mine.digests(pointers, by: digest).1
                     for part in pending where hereNow[part] != thereNow[part] {
                         firstDifferences[part] = step
                         pending.remove(part)

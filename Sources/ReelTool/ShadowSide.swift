@@ -16,8 +16,9 @@ protocol ShadowSide: AnyObject {
     func restart() throws(ToolError)
     /// Folds the next action; whether it was refused.
     func step() throws(ToolError) -> Bool
-    /// The digest of each part (see ``ShadowFold/digests(of:)``).
-    func digests(_ paths: [JSONPointer]) throws(ToolError) -> [String: String]
+    /// The digest of each part (see ``ShadowFold/digests(of:by:)``), made as asked, or as the
+    /// answer says it was made (a worker from before the choice makes `canonical` ones).
+    func digests(_ paths: [JSONPointer], by digest: ShadowDigest) throws(ToolError) -> (ShadowDigest, [String: String])
     /// The value of each part.
     func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue]
 }
@@ -58,8 +59,8 @@ final class LocalShadowSide<State: StoreState>: LocalShadow {
         do { return try fold.step() } catch { throw ToolError(error) }
     }
 
-    func digests(_ paths: [JSONPointer]) throws(ToolError) -> [String: String] {
-        do { return try fold.digests(of: paths) } catch { throw ToolError(error) }
+    func digests(_ paths: [JSONPointer], by digest: ShadowDigest) throws(ToolError) -> (ShadowDigest, [String: String]) {
+        do { return (digest, try fold.digests(of: paths, by: digest)) } catch { throw ToolError(error) }
     }
 
     func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue] {
@@ -176,13 +177,11 @@ final class ProcessShadowSide: ShadowSide {
         try request(["step": true])["refused"] == .bool(true)
     }
 
-    func digests(_ paths: [JSONPointer]) throws(ToolError) -> [String: String] {
-        guard
-            case .object(let members)? = try request([
-                "digests": .array(paths.map { .string($0.description) })
-            ])["digests"]
-        else { return [:] }
-        return members.compactMapValues(\.stringValue)
+    func digests(_ paths: [JSONPointer], by digest: ShadowDigest) throws(ToolError) -> (ShadowDigest, [String: String]) {
+        let answer = try request(["digests": .array(paths.map { .string($0.description) }), "digest": .string(digest.rawValue)])
+        let made = answer["digest"]?.stringValue.flatMap(ShadowDigest.init(rawValue:)) ?? .canonical
+        guard case .object(let members)? = answer["digests"] else { return (made, [:]) }
+        return (made, members.compactMapValues(\.stringValue))
     }
 
     func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue] {
@@ -227,7 +226,9 @@ extension ShadowSide {
                 return ["refused": .bool(try step())]
             }
             if request["digests"] != nil {
-                return ["digests": .object(try digests(try paths("digests")).mapValues { .string($0) })]
+                let asked = request["digest"]?.stringValue.flatMap(ShadowDigest.init(rawValue:)) ?? .canonical
+                let (made, digests) = try digests(try paths("digests"), by: asked)
+                return ["digests": .object(digests.mapValues { .string($0) }), "digest": .string(made.rawValue)]
             }
             if request["values"] != nil {
                 return ["values": .object(try values(try paths("values")))]

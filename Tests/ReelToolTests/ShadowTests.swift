@@ -114,6 +114,46 @@ import Testing
         #expect(ignored.allSatisfy { $0["same"] == true })
     }
 
+    /// A baseline built with a Reel from before digests could be chosen knows only canonical ones:
+    /// here, version 1 behind filters that drop the choice from the requests and the answers.
+    static func olderBaseline(in directory: borrowing TemporaryDirectory) throws -> String {
+        let script = directory.sub("rpg-v1-older")
+        let program = try PackageExecutable.url("reel-rpg").path
+        try """
+            #!/bin/sh
+            sed -u -e 's/,"digest":"[a-z]*"//' -e 's/"digest":"[a-z]*",//' \
+              | REEL_RPG_RULES=1 '\(program)' "$@" \
+              | sed -u -e 's/"digest":"[a-z]*",//' -e 's/,"digest":"[a-z]*"//'
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        return script
+    }
+
+    @Test func aBaselineThatDigestsOnlyCanonicallyIsComparedCanonically() async throws {
+        let directory = try TemporaryDirectory("reel-shadow")
+        let data = directory.sub("data")
+        try await Self.history(in: data, count: 80, seed: 11)
+        let expected = try Self.bruteForce(data)
+        var environment = ProcessInfo.processInfo.environment
+        environment["REEL_RPG_RULES"] = "2"
+        for baseline in [try Self.baseline(in: directory), try Self.olderBaseline(in: directory)] {
+            let run = try await runProgram(
+                "reel-rpg", ["shadow", "--baseline", baseline, "--data-dir", data, "--every", "16", "--json"], environment: environment
+            )
+            let parts = try JSONValue(parsing: run.output)["parts"]?.arrayValue ?? []
+            let found = Dictionary(uniqueKeysWithValues: parts.compactMap { part in
+                part["seq"]?.intValue.map { (part["path"]?.stringValue ?? "", UInt64($0)) }
+            })
+            #expect(found == expected, "\(baseline): \(run.output) \(run.errors)")
+        }
+        // The worker digests as asked, and canonically when not asked (as an older shadow asks).
+        let asked = try await runProgram(
+            "reel-rpg", ["shadow-worker", "--data-dir", data], input: #"{"digests":[],"digest":"structural"}"# + "\n" + #"{"digests":[]}"# + "\n"
+        )
+        let answers = asked.output.split(separator: "\n").map { try? JSONValue(parsing: String($0)) }
+        #expect(answers.map { $0?["digest"] } == ["structural", "canonical"], "\(asked.output)")
+    }
+
     @Test func theSameRulesAreTheSame() async throws {
         let directory = try TemporaryDirectory("reel-shadow")
         let data = directory.sub("data")
