@@ -28,9 +28,7 @@ struct DescribeCommand: AsyncParsableCommand {
         printer.line("reducer \(printer.style.bold(description.reducer.description))")
         for action in description.actions {
             printer.line("")
-            let versions = action.readableVersions
-            let older = versions.count > 1 ? "; reads \(versions.dropLast().map(String.init).joined(separator: ", ")) too" : ""
-            printer.line(printer.style.bold(action.type) + (action.version == 1 && versions.count == 1 ? "" : " (version \(action.version)\(older))"))
+            printer.line(printer.style.bold(action.type) + (ActionShape.versions(action).map { " \($0)" } ?? ""))
             for line in ActionShape.lines(action) { printer.line("  " + line) }
         }
     }
@@ -52,8 +50,17 @@ enum ActionShape {
     /// `dispatch --help`.
     static func helpText(_ actions: [ActionDescription]) -> String {
         actions.map { action in
-            "  \(action.type) \(shape(action.schema))" + (action.summary.map { "\n      \($0)" } ?? "")
+            "  \(action.type) \(shape(action.schema))" + (versions(action).map { " \($0)" } ?? "")
+                + (action.summary.map { "\n      \($0)" } ?? "")
         }.joined(separator: "\n")
+    }
+
+    /// `(version 2; reads 1 too)` for a type that has had more than one version, else `nil`.
+    static func versions(_ action: ActionDescription) -> String? {
+        let readable = action.readableVersions
+        guard action.version != 1 || readable.count > 1 else { return nil }
+        let older = readable.count > 1 ? "; reads \(readable.dropLast().map(String.init).joined(separator: ", ")) too" : ""
+        return "(version \(action.version)\(older))"
     }
 
     /// A schema in one line: `{path: string, by?: number}`, `[{op, path, from?, value?}]`, `object`…

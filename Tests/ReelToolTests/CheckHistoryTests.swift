@@ -52,6 +52,10 @@ import Testing
         let attack = try JSONValue(parsing: described.output)["actions"]?.arrayValue?.first { $0["type"] == "rpg/attackEnemy" }
         #expect(attack?["version"] == 2)
         #expect(attack?["versions"] == [1, 2])
+        let help = try await runProgram("reel-rpg", ["dispatch", "--help"], environment: Self.rules(3))
+        #expect(help.output.contains("rpg/attackEnemy {target: string, damage?: integer} (version 2; reads 1 too)"), "\(help.output)")
+        let people = try await runProgram("reel-rpg", ["describe"] + live, environment: Self.rules(3))
+        #expect(people.output.contains("rpg/attackEnemy (version 2; reads 1 too)"), "\(people.output)")
         #expect(try await three.stop() == 0)
 
         // Rolling back to version 1: check-history names what it cannot read, and its daemon
