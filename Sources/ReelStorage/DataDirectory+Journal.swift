@@ -79,10 +79,6 @@ extension DataDirectory {
     /// disk holds is unknown), or `nil` while appends can succeed.
     public var writeFailure: StorageError? { journal?.fatalFailure }
 
-    /// Moves everything into LMDB, stops the applier thread and gives the journal's space back
-    /// (a stopped store costs what it holds); appending starts it again.
-    /// - Throws: the failure that keeps LMDB from taking the rest, which stays in the journal
-    ///   for the next open.
     /// Writes the journal's space with zeros up to `size` bytes, a few MiB at a time, beside the
     /// writer: for a daemon that opened with little of it preallocated, so as to serve sooner (a
     /// take-over), and preallocates the rest once it serves. Each step holds the journal's growth
@@ -98,6 +94,10 @@ extension DataDirectory {
         }
     }
 
+    /// Moves everything into LMDB, stops the applier thread and gives the journal's space back
+    /// (a stopped store costs what it holds); appending starts it again.
+    /// - Throws: the failure that keeps LMDB from taking the rest, which stays in the journal
+    ///   for the next open.
     public func closeJournal() throws(StorageError) {
         guard let journal else { return }
         do {
