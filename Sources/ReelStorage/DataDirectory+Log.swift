@@ -152,7 +152,7 @@ extension DataDirectory {
         let (log, dedup, checkpoints) = databases
         // Encoded before the transaction: its body may run again after the map grows.
         let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
-        let newTypes = types?.additions(in: batch.records) ?? [:]
+        let newTypes = types?.additions(in: batch) ?? [:]
         do {
             let written = try env.write { txn in
                 if let first = batch.records.first {

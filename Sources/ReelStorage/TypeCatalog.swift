@@ -104,14 +104,19 @@ final class TypeCatalog: Sendable {
         known.withLock { Self.listed($0) }
     }
 
-    /// The pairs of `records` the catalog lacks, each with its first seq among them: worked out
-    /// before the transaction that appends them, written in it, remembered after it.
-    func additions(in records: [(seq: UInt64, bytes: [UInt8])]) -> [Pair: UInt64] {
+    /// The pairs of `batch`'s records the catalog lacks, each with its first seq among them: worked
+    /// out before the transaction that appends them, written in it, remembered after it. The
+    /// actions the writer still had decoded are read as they are; the others' headers are read.
+    func additions(in batch: EncodedBatch) -> [Pair: UInt64] {
+        let decoded = batch.envelopes.count == batch.records.count
         var additions: [Pair: UInt64] = [:]
         known.withLock { known in
             var last: Pair?
-            for record in records {
-                guard let read = record.bytes.withUnsafeBytes({ EnvelopeCodec.typeAndVersion(of: $0) }) else { continue }
+            for (index, record) in batch.records.enumerated() {
+                let read: (type: String, version: Int)? = decoded
+                    ? (batch.envelopes[index].type, batch.envelopes[index].version)
+                    : record.bytes.withUnsafeBytes { EnvelopeCodec.typeAndVersion(of: $0) }
+                guard let read else { continue }
                 // Consecutive actions of one type are the common case: one comparison each.
                 if let last, last.type == read.type, last.version == read.version { continue }
                 let pair = Pair(type: read.type, version: read.version)
