@@ -33,14 +33,8 @@ public enum Daemon {
         _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
     ) async -> Int32 {
         let name = URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent
-        if arguments.contains(Setting.takeOver.flag) || environment[Setting.takeOver.environmentVariable] == "on",
-            let status = TakeOver.runDetached(arguments: arguments, environment: environment)
-        {
-            return status
-        }
         do {
-            try await serve(definition, arguments: arguments, environment: environment)
-            return 0
+            return try await serve(definition, arguments: arguments, environment: environment)
         } catch let error as StartupError {
             if error.code == .helpRequested {
                 print(error.requestedOutput ?? DaemonConfiguration.helpText)
@@ -55,10 +49,16 @@ public enum Daemon {
     }
 
     /// The daemon's life, step by step; each step is a function of its own below.
+    ///
+    /// - Returns: 0 after a graceful shutdown; the status of the detached daemon's start when this
+    ///   process only started it (a take-over run as systemd's `ExecReload=`).
     private static func serve<State: StoreState>(
         _ definition: StoreDefinition<State>, arguments: [String], environment: [String: String]
-    ) async throws {
+    ) async throws -> Int32 {
         let configuration = try await DaemonConfiguration.load(arguments: arguments, environment: environment)
+        if configuration.takeOver, let status = TakeOver.runDetached(arguments: arguments, environment: environment) {
+            return status
+        }
         let logger = startLogging(configuration, program: URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent)
         let notifier = SystemdNotifier(environment: environment)
         // A take-over receives the socket of the daemon it replaces, which systemd may have made.
@@ -87,7 +87,7 @@ public enum Daemon {
             environment["WATCHDOG_USEC"] = String(micros)
             environment["WATCHDOG_PID"] = String(getpid())
         }
-        let handOver = HandOver(watchdogMicroseconds: SystemdWatchdog.interval(environment: environment).map { UInt64($0.components.seconds) * 1_000_000 + UInt64($0.components.attoseconds / 1_000_000_000_000) })
+        let handOver = HandOver(watchdogMicroseconds: SystemdWatchdog.microseconds(environment: environment))
         let storeService = try await openStore(
             definition, configuration: configuration, metrics: metrics, sharedLog: sharedLog, notifier: notifier, logger: logger,
             continuing: takeOver?.folded, handOver: handOver
@@ -122,6 +122,7 @@ public enum Daemon {
         try? await ownLoops?.shutdownGracefully()
         _ = notifier.stopping()
         logger.info("stopped")
+        return 0
     }
 
     /// Writes the journal's space on a thread of its own, a few MiB at a time beside the writer.
