@@ -39,9 +39,14 @@ public struct SystemdWatchdog: Service {
     /// The watchdog's timeout from `$WATCHDOG_USEC`, if it is set for this process (`$WATCHDOG_PID`
     /// absent or this pid).
     public static func interval(environment: [String: String], pid: Int32 = getpid()) -> Duration? {
+        microseconds(environment: environment, pid: pid).map { .microseconds($0) }
+    }
+
+    /// ``interval(environment:pid:)`` as systemd gives it, in microseconds.
+    public static func microseconds(environment: [String: String], pid: Int32 = getpid()) -> UInt64? {
         guard let text = environment["WATCHDOG_USEC"], let micros = UInt64(text), micros > 0 else { return nil }
         if let owner = environment["WATCHDOG_PID"], !owner.isEmpty, Int32(owner) != pid { return nil }
-        return .microseconds(micros)
+        return micros
     }
 
     public func run() async throws {

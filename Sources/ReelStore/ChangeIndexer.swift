@@ -66,8 +66,8 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
             logger.warning("the change index is damaged (\(error.message)): rebuilding it")
             status = nil
         }
-        let current = status.map { $0.reducer == timeline.definition.identity && $0.indexedThrough <= latest } ?? false
-        if feed, !mayDelayOpen, !current || status!.indexedThrough < latest {
+        let upToDate = status.map { $0.reducer == timeline.definition.identity && $0.indexedThrough == latest } ?? false
+        if feed, !mayDelayOpen, !upToDate {
             logger.notice("the change index is left behind for this run (a take-over does not wait for it to be rebuilt): answers replay past it, and it is brought up to date at the next start")
             return nil
         }
