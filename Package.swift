@@ -50,6 +50,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
         // ReelClient: a dispatch made inside a traced operation carries its W3C traceparent.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // `reeld --otlp-endpoint`: the daemon's spans to an OpenTelemetry collector (OTLP/HTTP only:
+        // the gRPC exporter's dependencies would double the daemon's build).
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .systemLibrary(
@@ -83,6 +86,7 @@ let package = Package(
             dependencies: [
                 "ReelStorage", "ReelCore", "ReelJSON", "ReelCrashPoints",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -111,6 +115,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
 
@@ -139,6 +144,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // `reeld --otlp-endpoint URL`: the tracer whose dispatch and commit spans swift-otel exports
+        // over OTLP/HTTP; only the daemon's assembly links it.
+        .target(
+            name: "ReelTelemetry",
+            dependencies: [
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // `reeld --shared-log postgres://…`: the log's order kept in PostgreSQL (a SharedLog over
         // postgres-nio); only the daemon's assembly links it.
         .target(
@@ -152,7 +168,7 @@ let package = Package(
         .target(
             name: "ReelDaemon",
             dependencies: [
-                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics", "ReelServer", "ReelPostgresLog", "ReelClient",
+                "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelProtocol", "ReelMetrics", "ReelServer", "ReelPostgresLog", "ReelClient", "ReelTelemetry",
                 "CReelSocket", "ReelCrashPoints",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -162,6 +178,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The client library for apps: async/await, pipelined, reconnecting with resumed subscriptions.
@@ -241,6 +258,7 @@ let package = Package(
                 "ReelServer", "ReelFraming", "ReelProtocol", "ReelStore", "ReelLMDB", "ReelCore", "ReelJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -328,6 +346,7 @@ let package = Package(
             dependencies: [
                 "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(

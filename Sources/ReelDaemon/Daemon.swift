@@ -13,7 +13,9 @@ import ReelProtocol
 import ReelServer
 import ReelStorage
 import ReelStore
+import ReelTelemetry
 import ServiceLifecycle
+import Tracing
 
 /// Runs the daemon for a store definition: the stock `reeld`, and the `serve` command of every
 /// app built with `ReelApp`.
@@ -59,7 +61,8 @@ public enum Daemon {
         if configuration.takeOver, let status = TakeOver.runDetached(arguments: arguments, environment: environment) {
             return status
         }
-        let logger = startLogging(configuration, program: URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent)
+        let program = URL(fileURLWithPath: arguments.first ?? "reeld").lastPathComponent
+        let logger = startLogging(configuration, program: program)
         let notifier = SystemdNotifier(environment: environment)
         // A take-over receives the socket of the daemon it replaces, which systemd may have made.
         let takeOver = configuration.takeOver
@@ -79,6 +82,9 @@ public enum Daemon {
         let metrics = configuration.metrics.map { _ in
             DaemonMetrics(maxMapSize: configuration.maxMapSize, sharedLog: configuration.sharedLog != nil)
         }
+        let traces = try configuration.otlpEndpoint.map { url throws(StartupError) in
+            try Self.traceExport(to: url, serviceName: program, configuration: configuration, logger: logger)
+        }
         let sharedLog = try configuration.sharedLog.map { url throws(StartupError) in try Self.openSharedLog(url, configuration: configuration, logger: logger) }
         defer { sharedLog?.close() }
         // Taking over from a daemon that fed systemd's watchdog, this one feeds it in its place.
@@ -89,21 +95,23 @@ public enum Daemon {
         }
         let handOver = HandOver(watchdogMicroseconds: SystemdWatchdog.microseconds(environment: environment))
         let storeService = try await openStore(
-            definition, configuration: configuration, metrics: metrics, sharedLog: sharedLog, notifier: notifier, logger: logger,
-            continuing: takeOver?.folded, handOver: handOver
+            definition, configuration: configuration, metrics: metrics, sharedLog: sharedLog, tracer: traces?.tracer, notifier: notifier,
+            logger: logger, continuing: takeOver?.folded, handOver: handOver
         )
         // SwiftNIO's shared group (one loop per core) unless a count is set; a group of our own
         // is shut down once the services have stopped.
         let ownLoops = configuration.eventLoops.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
         let socketServer = makeServer(
             configuration, store: storeService.store, listener: activation.map { ($0.path, $0.descriptor) } ?? takeOver.map { (configuration.socketPath, $0.listener) },
-            placement: placement, metrics: metrics, notifier: notifier, eventLoops: ownLoops, handOver: handOver,
+            placement: placement, metrics: metrics, tracer: traces?.tracer, notifier: notifier, eventLoops: ownLoops, handOver: handOver,
             takingOver: takeOver != nil ? environment : nil, logger: logger
         )
-        let services = try await makeServices(
+        var services = try await makeServices(
             configuration, store: storeService, server: socketServer, metrics: metrics, notifier: notifier,
             environment: environment, handOver: handOver, logger: logger
         )
+        // First, so that it stops last: the spans of the final dispatches and commits are sent.
+        if let traces { services.insert(.init(service: traces.service), at: 0) }
         logger.info("starting", metadata: configuration.loggingMetadata.merging(["reducer": "\(definition.identity)"]) { $1 })
         if takeOver != nil {
             CrashPoint.takeOverServing.reach()
@@ -162,11 +170,12 @@ public enum Daemon {
     /// makes first contact with it: a copy that disagrees with the log is refused here.
     private static func openStore<State: StoreState>(
         _ definition: StoreDefinition<State>, configuration: DaemonConfiguration, metrics: DaemonMetrics?,
-        sharedLog: PostgresSharedLog?, notifier: SystemdNotifier, logger: Logger, continuing folded: FoldedState<State>?,
-        handOver: HandOver
+        sharedLog: PostgresSharedLog?, tracer: (any Tracer)?, notifier: SystemdNotifier, logger: Logger,
+        continuing folded: FoldedState<State>?, handOver: HandOver
     ) async throws -> StoreService<State> {
         var storeOptions = configuration.storeOptions
         if let metrics { storeOptions.metrics = metrics.factory }
+        storeOptions.tracer = tracer
         // Taking over, clients wait while the store opens: the journal's space is written once
         // it serves (``preallocateJournalLater``), not now.
         if folded != nil {
@@ -202,8 +211,8 @@ public enum Daemon {
     ///   take-over received), with its path; `nil`: bind the configured path.
     private static func makeServer<State: StoreState>(
         _ configuration: DaemonConfiguration, store: Store<State>, listener: (path: String, descriptor: CInt)?, placement: SocketPlacement,
-        metrics: DaemonMetrics?, notifier: SystemdNotifier, eventLoops: MultiThreadedEventLoopGroup?, handOver: HandOver,
-        takingOver environment: [String: String]?, logger: Logger
+        metrics: DaemonMetrics?, tracer: (any Tracer)?, notifier: SystemdNotifier, eventLoops: MultiThreadedEventLoopGroup?,
+        handOver: HandOver, takingOver environment: [String: String]?, logger: Logger
     ) -> ReelServer<State> {
         var server = ServerConfiguration(socketPath: listener?.path ?? configuration.socketPath)
         server.adoptedSocket = listener?.descriptor
@@ -213,6 +222,7 @@ public enum Daemon {
         server.limits.maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
         server.limits.midLineTimeout = TimeAmount(configuration.idleTimeout)
         if let metrics { server.metrics = metrics.factory }
+        server.tracer = tracer
         server.onBound = { path in
             if listener == nil { try placement.applySocketPermissions(path: path) }
             if let environment {
@@ -303,6 +313,17 @@ public enum Daemon {
         } catch {
             let source = configuration.sources["shared-log"] ?? .builtInDefault
             throw StartupError(.invalidSetting, "shared-log from \(source): \(error.message)")
+        }
+    }
+
+    private static func traceExport(
+        to url: String, serviceName: String, configuration: DaemonConfiguration, logger: Logger
+    ) throws(StartupError) -> TraceExport {
+        do {
+            return try TraceExport(endpoint: url, serviceName: serviceName, logger: logger)
+        } catch {
+            let source = configuration.sources["otlp-endpoint"] ?? .builtInDefault
+            throw StartupError(.invalidSetting, "otlp-endpoint from \(source): \(error)")
         }
     }
 

@@ -56,6 +56,7 @@ struct DaemonCommandLine: ParsableCommand {
     @Option(name: .customLong(Setting.idleTimeout.name), help: Setting.idleTimeout.argumentHelp) var idleTimeout: String?
     @Option(name: .customLong(Setting.maxMapSize.name), help: Setting.maxMapSize.argumentHelp) var maxMapSize: String?
     @Option(name: .customLong(Setting.metrics.name), help: Setting.metrics.argumentHelp) var metrics: String?
+    @Option(name: .customLong(Setting.otlpEndpoint.name), help: Setting.otlpEndpoint.argumentHelp) var otlpEndpoint: String?
     @Option(name: .customLong(Setting.sharedLog.name), help: Setting.sharedLog.argumentHelp) var sharedLog: String?
     @Option(name: .customLong(Setting.changeIndex.name), help: Setting.changeIndex.argumentHelp) var changeIndex: String?
     @Option(name: .customLong(Setting.takeOver.name), help: Setting.takeOver.argumentHelp) var takeOver: String?

@@ -73,6 +73,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var accessPolicy: AccessPolicy
     /// Where the Prometheus metrics are served, if anywhere (off by default).
     public var metrics: MetricsAddress?
+    /// The OpenTelemetry collector that dispatch and commit spans are sent to, over OTLP/HTTP
+    /// (off by default).
+    public var otlpEndpoint: String?
     /// The PostgreSQL URL of the shared log, if the log's order is kept there (off by default).
     /// It may carry a password: never log it as is (``redactedSharedLog``).
     public var sharedLog: String?

@@ -23,6 +23,7 @@ enum Setting: String, CaseIterable, Sendable {
     case allowDispatch = "allow-dispatch"
     case allowAdmin = "allow-admin"
     case metrics
+    case otlpEndpoint = "otlp-endpoint"
     case sharedLog = "shared-log"
     case changeIndex = "change-index"
     case takeOver = "take-over"

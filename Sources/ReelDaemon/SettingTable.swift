@@ -168,6 +168,15 @@ extension Setting {
             show: { $0.metrics.map(\.description) ?? "off" }
         ),
         .init(
+            setting: .otlpEndpoint, valueName: "url",
+            help: "Send the spans of dispatches and commits to an OpenTelemetry collector over OTLP/HTTP at this base URL (such as http://127.0.0.1:4318); the OTEL_* variables refine it",
+            defaultText: "off",
+            resolve: { r throws(StartupError) in
+                r.configuration.otlpEndpoint = try r.value(.otlpEndpoint, SettingValueParsers.httpURL) { (nil, .builtInDefault) }
+            },
+            show: { $0.otlpEndpoint ?? "off" }
+        ),
+        .init(
             setting: .sharedLog, valueName: "url",
             help: "Keep the log's order in PostgreSQL (postgres://user@host/db), shared by every daemon given the same URL; this data directory becomes a full local copy",
             defaultText: "off",

@@ -84,7 +84,7 @@ enum SettingValueParsers {
         return .success(level)
     }
 
-    /// A path: not empty, no NUL byte.
+    /// Where metrics are served, or off.
     static func metricsAddress(_ text: String) -> Result<MetricsAddress?, Expectation> {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed == "off" || trimmed == "none" { return .success(nil) }
@@ -101,6 +101,16 @@ enum SettingValueParsers {
         if trimmed == "off" || trimmed == "none" || trimmed.isEmpty { return .success(nil) }
         guard trimmed.hasPrefix("postgres://") || trimmed.hasPrefix("postgresql://") else {
             return .failure(Expectation("a postgres:// URL, such as postgres://reel@db.example/reel, or off"))
+        }
+        return .success(trimmed)
+    }
+
+    /// An http:// or https:// URL with a host, or off.
+    static func httpURL(_ text: String) -> Result<String?, Expectation> {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed == "off" || trimmed == "none" || trimmed.isEmpty { return .success(nil) }
+        guard let url = URL(string: trimmed), url.scheme == "http" || url.scheme == "https", url.host?.isEmpty == false else {
+            return .failure(Expectation("an http:// or https:// URL, such as http://127.0.0.1:4318, or off"))
         }
         return .success(trimmed)
     }

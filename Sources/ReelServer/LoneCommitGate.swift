@@ -3,6 +3,7 @@ import ReelCore
 import ReelProtocol
 import ReelStore
 import Synchronization
+import Tracing
 
 /// Hands an event loop's dispatches to the store, a read's at a time, letting at most one per turn
 /// of the loop be committed on the loop itself.
@@ -38,7 +39,7 @@ final class LoneCommitGate<State: StoreState>: @unchecked Sendable {
     }
 
     /// Prepares a dispatch, handed to the store at the next ``flush()``; its ticket at once.
-    func prepare(_ params: DispatchParams, peer: Peer) -> DispatchTicket {
+    func prepare(_ params: DispatchParams, peer: Peer, traceContext: ServiceContext? = nil) -> DispatchTicket {
         loop.assertInEventLoop()
         if !turnEndScheduled {
             turnEndScheduled = true
@@ -46,7 +47,7 @@ final class LoneCommitGate<State: StoreState>: @unchecked Sendable {
         }
         return store.prepare(
             batch: params.actions, peer: peer, expectedSeq: params.expectedSeq, idempotencyKey: params.idempotencyKey,
-            meta: params.meta, into: &batch
+            meta: params.meta, traceContext: traceContext, into: &batch
         )
     }
 

@@ -5,6 +5,7 @@ import ReelJSON
 import ReelProtocol
 import ReelQuery
 import ReelStore
+import Tracing
 
 /// Answers the methods that need no connection state: every method but `subscribe` and
 /// `unsubscribe`, which live with their connection.
@@ -26,13 +27,17 @@ public struct MethodHandler<State: StoreState>: Sendable {
     let figures: ServerFigures
     /// The daemon's side of a take-over, when it allows one.
     let handOver: HandOver?
+    /// Starts the spans of dispatches, when the daemon exports traces.
+    let tracer: (any Tracer)?
 
     public init(
         store: Store<State>, queryPool: NIOThreadPool, serverVersion: String, authorize: @escaping Authorizer,
-        figures: ServerFigures = ServerFigures(metrics: NOOPMetricsHandler.instance), handOver: HandOver? = nil
+        figures: ServerFigures = ServerFigures(metrics: NOOPMetricsHandler.instance), handOver: HandOver? = nil,
+        tracer: (any Tracer)? = nil
     ) {
         self.figures = figures
         self.handOver = handOver
+        self.tracer = tracer
         self.store = store
         self.queryPool = queryPool
         self.serverVersion = serverVersion

@@ -54,7 +54,7 @@ public struct ReelServer<State: StoreState>: Service {
         queryPool.start()
         let handler = MethodHandler(
             store: store, queryPool: queryPool, serverVersion: configuration.serverVersion, authorize: authorize,
-            figures: figures, handOver: configuration.handOver
+            figures: figures, handOver: configuration.handOver, tracer: configuration.tracer
         )
         let store = self.store
         let feed = UpdateFeed(

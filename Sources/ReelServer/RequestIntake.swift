@@ -121,13 +121,15 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
             // Handed to the store with the rest of this read's dispatches when the read is done;
             // alone in the server, committed right here on the event loop, as Redis does: no hop
             // to the writer thread and back (see LoneCommitGate).
-            let ticket = commits.prepare(params, peer: peer)
+            let span = handler.tracer.map { DispatchSpan(params, peer: peer, tracer: $0) }
+            let ticket = commits.prepare(params, peer: peer, traceContext: span?.context)
             router.noteDispatched(ticket)
             // Settled on the writer thread by the commit, encoded and written by the event loop
             // (see Answer and Outbox.fill); the closure keeps what the answer needs, not the actions.
             let outbox = self.outbox
             let isBatch = params.isBatch, expectedSeq = params.expectedSeq
             ticket.onSettled { outcome in
+                span?.end(outcome, expectedSeq: expectedSeq)
                 outbox.fill(slot, with: .dispatch(SettledDispatch(id: id, isBatch: isBatch, expectedSeq: expectedSeq, outcome: outcome)))
             }
         case .subscribe, .unsubscribe, .call:

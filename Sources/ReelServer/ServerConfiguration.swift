@@ -1,6 +1,7 @@
 import CoreMetrics
 import NIOCore
 import ReelProtocol
+import Tracing
 
 /// How the socket server runs. The daemon fills it from its configuration.
 public struct ServerConfiguration: Sendable {
@@ -38,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     /// Where the server counts refusals (swift-metrics): the process's bootstrapped backend unless
     /// another is given.
     public var metrics: any MetricsFactory = MetricsSystem.factory
+    /// Starts a `dispatch` span for every dispatch (``DispatchSpan``); `nil`: no spans, and no cost.
+    public var tracer: (any Tracer)?
 
     public init(socketPath: String) {
         self.socketPath = socketPath

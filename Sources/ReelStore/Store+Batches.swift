@@ -1,11 +1,12 @@
 import ReelCore
+import Tracing
 
 /// Dispatches made ready for the writer and handed to it together, in order: a server that reads
 /// sixteen pipelined dispatches at once takes the writer's queue lock once for them, not sixteen
 /// times (with two event loops and the writer on that lock, a third of the hand-off's time was
 /// spent waiting for it, or waking its waiters, at 50 × 16 pipelined).
 ///
-/// Made with ``Store/prepare(batch:peer:expectedSeq:idempotencyKey:meta:into:)``; nothing in it reaches
+/// Made with ``Store/prepare(batch:peer:expectedSeq:idempotencyKey:meta:traceContext:into:)``; nothing in it reaches
 /// the writer before ``Store/submit(_:commitIfAlone:)``.
 public struct DispatchBatch: Sendable {
     var requests: [DispatchRequest] = []
@@ -20,15 +21,18 @@ extension Store {
     /// Adds a dispatch to `batch` and returns its ticket, which settles once the batch is
     /// submitted and the dispatch committed (or refused). Dispatches of one batch, and batches
     /// submitted one after the other, get their seqs in that order.
+    ///
+    /// `traceContext` is the context of the caller's span for this dispatch: the commit span
+    /// that makes it durable links to it (with ``StoreOptions/tracer`` set).
     public func prepare(
         batch actions: [Action], peer: Peer = .currentProcess, expectedSeq: UInt64? = nil, idempotencyKey: String? = nil,
-        meta: ActionMeta? = nil, into batch: inout DispatchBatch
+        meta: ActionMeta? = nil, traceContext: ServiceContext? = nil, into batch: inout DispatchBatch
     ) -> DispatchTicket {
         let ticket = DispatchTicket()
         // (A dispatch without actions is refused by the writer, as any other refusal.)
         batch.requests.append(DispatchRequest(
-            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta, ticket: ticket,
-            inFlight: writer.inFlight
+            actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta,
+            traceContext: traceContext, ticket: ticket, inFlight: writer.inFlight
         ))
         return ticket
     }

@@ -3,6 +3,7 @@ import Foundation
 import ReelCore
 import ReelStorage
 import Synchronization
+import Tracing
 
 /// How a store runs.
 public struct StoreOptions: Sendable {
@@ -46,6 +47,10 @@ public struct StoreOptions: Sendable {
     /// serves. A take-over says no: the index is then left as it is for this run (answers replay
     /// past it, as without one) and brought up to date at the next open that may wait.
     public var changeIndexMayDelayOpen = true
+    /// Starts a `commit` span for every group the writer commits (`reeld --otlp-endpoint`), linked
+    /// to the trace context of each dispatch in it (``Store/prepare(batch:peer:expectedSeq:idempotencyKey:meta:traceContext:into:)``);
+    /// `nil`: no spans, and no cost.
+    public var tracer: (any Tracer)?
 
     public init(checkpointEvery: UInt64 = 10_000, maxActionsPerCommit: Int = 10_000, storage: DataDirectory.Options = .init()) {
         self.checkpointEvery = checkpointEvery
@@ -158,6 +163,8 @@ struct DispatchRequest: Sendable {
     var idempotencyKey: String?
     /// Logged with each of the actions.
     var meta: ActionMeta?
+    /// The dispatch's span, which the commit span links to (only when the store has a tracer).
+    var traceContext: ServiceContext?
     /// A health probe, not a dispatch: the writer answers it when it reaches it, with an error if
     /// it can no longer commit (see ``Store/probeWriter()``).
     var isProbe = false

@@ -65,12 +65,17 @@ extension Writer {
     /// group's actions into it once more (reducers are pure: the same actions give the same state,
     /// as every replay relies on). Memory: two states, whose unchanged parts the two share anyway
     /// until they are changed.
+    ///
+    /// With a tracer, the group is a `commit` span (``CommitSpan``).
     func commitGroup(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint]) {
+        let span = options.tracer.map { CommitSpan(requests, tracer: $0, seqBefore: seq) }
+        defer { span?.end(seqAfter: seq, failure: poisoned) }
         if let sharedLog = options.sharedLog {
             commitSharedGroup(requests, checkpoints: checkpoints, sharedLog: sharedLog)
             return
         }
         let evaluation = evaluate(requests, checkpoints: checkpoints)
+        span?.reduced()
         evaluation.sendAnswers()
         commitAndPublish(evaluation)
     }

@@ -38,6 +38,8 @@ struct DaemonConfigurationErrorTests {
         Case(setting: "metrics", value: "localhost", expected: "HOST:PORT (such as 127.0.0.1:9464), unix:PATH, or off"),
         Case(setting: "metrics", value: "127.0.0.1:70000", expected: "HOST:PORT"),
         Case(setting: "metrics", value: "unix:", expected: "HOST:PORT"),
+        Case(setting: "otlp-endpoint", value: "127.0.0.1:4318", expected: "an http:// or https:// URL, such as http://127.0.0.1:4318, or off"),
+        Case(setting: "otlp-endpoint", value: "grpc://collector:4317", expected: "an http:// or https:// URL"),
     ]
 
     static func check(_ error: StartupError?, _ item: Case, source: String) {

@@ -29,7 +29,7 @@ struct SettingTableTests {
             .logLevel: "debug", .socketMode: "0640", .maxLineBytes: "4KiB", .maxConnections: "9", .maxSubscriptions: "3",
             .eventLoops: "2", .idleTimeout: "5", .maxMapSize: "2GiB", .allowRead: "65534", .allowDispatch: "65534", .allowAdmin: "65534",
             .metrics: "127.0.0.1:9999", .sharedLog: "postgres://reel@127.0.0.1/reel", .changeIndex: "off", .socketGroup: "0",
-            .takeOver: "on",
+            .takeOver: "on", .otlpEndpoint: "http://127.0.0.1:4318",
         ]
         #expect(Set(values.keys) == Set(Setting.table.map(\.setting)))
         let byFlags = try await DaemonConfiguration.load(
