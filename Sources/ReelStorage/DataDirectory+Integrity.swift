@@ -109,12 +109,12 @@ extension DataDirectory {
                         kind: .log, seq: seq, reason: "a key reads seq \(seq), outside the 1–\(entries) that LMDB counts (a damaged key)"
                     ))
                 }
-                let decoded = value.withUnsafeBytes { bytes in
+                let checked = value.withUnsafeBytes { bytes in
                     Result { () throws(StorageError) in
-                        try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: acceptsLegacyRecords)
+                        try EnvelopeCodec.check(seq: seq, record: bytes, acceptingLegacy: acceptsLegacyRecords)
                     }
                 }
-                if case .failure(let error) = decoded {
+                if case .failure(let error) = checked {
                     report.damage.append(.init(kind: .action, seq: seq, reason: error.message))
                 }
                 progress(seq)

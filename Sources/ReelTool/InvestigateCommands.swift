@@ -99,24 +99,19 @@ struct VerifyCommand: AsyncParsableCommand {
         if ends.last != latest { ends.append(latest) }
         let progress = printer.progress("verifying", total: latest)
         defer { progress.finish() }
-        var from: UInt64 = 0
         var matched: [UInt64] = []
         var skipped: [SeqReason] = checkpoints.filter { $0.reducer != reducer }.map {
             SeqReason(seq: $0.seq, reason: "made by reducer \($0.reducer), not \(reducer)")
         }
         var refused: [SeqReason] = []
         var mismatch: VerifyOutcome.Mismatch?
-        for end in ends where end > from || (end == 0 && from == 0) {
-            let outcome = try await store.verify(from: from, through: end)
+        try await VerifySegments(ends: ends).run(on: store) { end, outcome in
             matched += outcome.matched
             refused += outcome.refused
             skipped += outcome.skipped.filter { skip in !skipped.contains { $0.seq == skip.seq } }
             progress.update(end)
-            if let found = outcome.mismatch {
-                mismatch = found
-                break
-            }
-            from = end
+            mismatch = outcome.mismatch
+            return mismatch == nil
         }
         progress.finish()
         let ok = mismatch == nil && refused.isEmpty && scan.damaged.isEmpty

@@ -101,6 +101,42 @@ import Testing
         #expect(json["mismatch"]?["seq"] == 6)
         #expect(json["mismatch"]?["patch"] == [["op": "replace", "path": "/n", "value": 6]])
     }
+
+    /// Segments are verified several at once, but taken in seq order: of two bad checkpoints the
+    /// first is reported, with exactly the checkpoints before it as matched, whichever segment
+    /// finished first.
+    @Test func verifyReportsTheFirstDifferenceAmongSegmentsVerifiedAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        do {
+            let store = try Store(path: path, definition: .stock, options: StoreOptions(checkpointEvery: 2))
+            for n in 1...40 {
+                try await store.dispatch(Action(type: "set", payload: ["path": "/n", "value": .int(Int64(n))]))
+            }
+            await store.close()
+            let identity = StoreDefinition<JSONValue>.stock.identity
+            try store.directory.commit(CommitBatch(checkpoints: [
+                Checkpoint(seq: 30, reducer: identity, time: Timestamp(nanosecondsSince1970: 0), state: ["n": 300]),
+                Checkpoint(seq: 12, reducer: identity, time: Timestamp(nanosecondsSince1970: 0), state: ["n": 120]),
+            ]))
+        }
+        for _ in 0..<3 {
+            let json = try #require(try await Tool.run(["verify", "--data-dir", path, "--json"]).jsonLines.first)
+            #expect(json["ok"] == false)
+            #expect(json["checkpoints"] == [2, 4, 6, 8, 10])
+            #expect(json["mismatch"]?["seq"] == 12)
+            #expect(json["actions"] == 12)
+        }
+        let clean = try TemporaryDirectory()
+        do {
+            let store = try Store(path: clean.sub("data"), definition: .stock, options: StoreOptions(checkpointEvery: 2))
+            for n in 1...41 { try await store.dispatch(Action(type: "set", payload: ["path": "/n", "value": .int(Int64(n))])) }
+            await store.close()
+        }
+        let json = try #require(try await Tool.run(["verify", "--data-dir", clean.sub("data"), "--json"]).jsonLines.first)
+        #expect(json["ok"] == true)
+        #expect(json["checkpoints"] == .array((1...20).map { .int(Int64($0 * 2)) } + [41]))
+    }
 }
 
 /// Damage on disk: `reel verify` names every damaged record and exits 1; no command serves it.
