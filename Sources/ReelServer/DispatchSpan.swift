@@ -25,6 +25,8 @@ struct DispatchSpan: Sendable {
             tracer.extract(["traceparent": traceparent], into: &parent, using: TraceparentExtractor())
         }
         span = tracer.startSpan("dispatch", context: parent, ofKind: .server)
+        // A span the sampler left out records nothing: spare it the attributes.
+        guard span.isRecording else { return }
         span.updateAttributes { attributes in
             attributes["rpc.system"] = "jsonrpc"
             attributes["rpc.method"] = Method.Dispatch.name.rawValue
@@ -38,6 +40,7 @@ struct DispatchSpan: Sendable {
 
     /// Ends the span with what the dispatch came to.
     func end(_ outcome: DispatchTicket.Outcome, expectedSeq: UInt64?) {
+        guard span.isRecording else { return span.end() }
         switch outcome {
         case .success(let result):
             span.updateAttributes { attributes in

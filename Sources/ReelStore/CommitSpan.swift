@@ -20,6 +20,7 @@ struct CommitSpan {
             if requests.count == 1, let context = requests.first?.traceContext { context } else { .topLevel }
         span = tracer.startSpan("commit", context: parent, ofKind: .internal)
         self.seqBefore = seqBefore
+        guard span.isRecording else { return }
         for request in requests.prefix(Self.maxLinks) {
             if let context = request.traceContext { span.addLink(SpanLink(context: context, attributes: [:])) }
         }
@@ -28,11 +29,12 @@ struct CommitSpan {
 
     /// Middleware and reducers are done.
     func reduced() {
-        span.addEvent("reduced")
+        if span.isRecording { span.addEvent("reduced") }
     }
 
     /// Ends the span with the seqs the commit took, or as failed when the writer could not commit.
     func end(seqAfter: UInt64, failure: String?) {
+        guard span.isRecording else { return span.end() }
         if seqAfter > seqBefore {
             span.attributes["reel.seq.first"] = Int(seqBefore + 1)
             span.attributes["reel.seq.last"] = Int(seqAfter)

@@ -28,6 +28,10 @@ public struct TraceExport: Sendable {
         var configuration = OTel.Configuration.default
         configuration.serviceName = serviceName
         configuration.diagnosticLogger = .custom(logger)
+        // Under load the batch processor drops what its queue cannot hold, and says so at warning
+        // level every second it does: a journal flooded for what sampling is the answer to.
+        // `OTEL_LOG_LEVEL=warning` brings those lines back.
+        configuration.diagnosticLogLevel = .error
         configuration.logs.enabled = false
         configuration.metrics.enabled = false
         configuration.traces.enabled = true
