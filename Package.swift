@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "ReelClient", targets: ["ReelClient"]),
         .library(name: "ReelTool", targets: ["ReelTool"]),
         .library(name: "ReelApp", targets: ["ReelApp"]),
+        // For the tests `reel testgen` writes: a recorded slice of history replayed and checked.
+        .library(name: "ReelTesting", targets: ["ReelTesting"]),
         // For the fuzzers of Tools/Fuzz (a package of their own, built with libFuzzer); not for apps.
         .library(name: "ReelFuzzTargets", targets: ["ReelFuzzTargets"]),
         .executable(name: "reeld", targets: ["reeld"]),
@@ -92,6 +94,9 @@ let package = Package(
             ]
         ),
         .target(name: "ReelExamples", dependencies: ["ReelCore", "ReelJSON"]),
+        // What a test written by `reel testgen` runs: a slice of history folded and checked step by
+        // step. Depends on the reducers' modules only, so that an app's test target builds fast.
+        .target(name: "ReelTesting", dependencies: ["ReelCore", "ReelJSON"]),
         .target(name: "ReelProtocol", dependencies: ["ReelJSON", "ReelCore"]),
         // Every read method answered from a Timeline, as protocol results: for the daemon and for
         // `reel --data-dir` alike. Engine errors get their wire codes here.
@@ -198,7 +203,7 @@ let package = Package(
         .target(
             name: "ReelTool",
             dependencies: [
-                "ReelClient", "ReelConsole", "ReelQuery", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON", "ReelUI",
+                "ReelClient", "ReelConsole", "ReelQuery", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON", "ReelUI", "ReelTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -275,6 +280,7 @@ let package = Package(
             dependencies: ["ReelJSON", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelJSON"]),
+        .testTarget(name: "ReelTestingTests", dependencies: ["ReelTesting", "ReelCore", "ReelJSON"]),
         .testTarget(
             name: "ReelDaemonTests",
             dependencies: [

@@ -1,6 +1,7 @@
 import Foundation
 import ReelConsole
 import ReelCore
+import ReelJSON
 import ReelStorage
 import ReelStore
 
@@ -32,6 +33,11 @@ public struct ToolContext: Sendable {
     /// This program's reducers reading a data directory's whole history (`check-history`), with
     /// the seq reached now and then.
     let checkHistory: @Sendable (String, @escaping (UInt64) -> Void) throws(ToolError) -> HistoryCheck
+    /// Writes `testgen`'s file for a slice, folding it with this program's reducers.
+    let writeTest: @Sendable (TestgenSlice, TestgenOptions) throws(ToolError) -> String
+    /// Where a test `testgen` writes finds these reducers: the stock reducer's for the stock
+    /// definition; an app says its own (``ReelApp``), or `testgen --module --definition` does.
+    public var testgenTarget: TestgenTarget?
     /// Runs the daemon with the given command line (program name first); `nil` when the program
     /// offers no `serve` command (the stock `reel`: the stock daemon is `reeld`).
     public var serve: (@Sendable ([String]) async -> Int32)?
@@ -56,6 +62,8 @@ public struct ToolContext: Sendable {
             try StoreImportTarget(path: path, definition: definition, checkpointEvery: checkpointEvery)
         }
         openShadow = { path throws(ToolError) in try LocalShadowSide(path: path, definition: definition) }
+        writeTest = { slice, options throws(ToolError) in try TestgenWriter(definition: definition).write(slice, options: options) }
+        testgenTarget = definition.identity == StoreDefinition<JSONValue>.stock.identity ? .stock : nil
         checkHistory = { path, progress throws(ToolError) in
             let directory = try DataDirectory.openForReading(path, foldedWith: definition)
             do throws(StoreError) {

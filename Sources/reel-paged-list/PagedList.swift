@@ -6,6 +6,6 @@ import ReelExamples
 @main
 enum PagedList {
     static func main() async {
-        await ReelApp.main(PagedListApp.definition)
+        await ReelApp.main(PagedListApp.definition, testgen: TestgenTarget(module: "ReelExamples", definition: "PagedListApp.definition"))
     }
 }

@@ -9,6 +9,9 @@ enum RPG {
     static func main() async {
         // REEL_RPG_RULES picks another version of the game's rules (RPGApp.definition(rules:)).
         let rules = ProcessInfo.processInfo.environment["REEL_RPG_RULES"].flatMap(Int.init) ?? 1
-        await ReelApp.main(RPGApp.definition(rules: rules))
+        await ReelApp.main(
+            RPGApp.definition(rules: rules),
+            testgen: TestgenTarget(module: "ReelExamples", definition: "RPGApp.definition(rules: \(rules))")
+        )
     }
 }

@@ -6,6 +6,6 @@ import ReelExamples
 @main
 enum Todos {
     static func main() async {
-        await ReelApp.main(TodoApp.definition)
+        await ReelApp.main(TodoApp.definition, testgen: TestgenTarget(module: "ReelExamples", definition: "TodoApp.definition"))
     }
 }

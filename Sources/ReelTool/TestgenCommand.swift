@@ -1,0 +1,134 @@
+import ArgumentParser
+import ReelCore
+import ReelJSON
+import ReelProtocol
+
+/// `reel testgen --from A --to B`: a Swift Testing file, on stdout, that replays seqs A…B through
+/// the reducers and expects the recorded state after each.
+struct TestgenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "testgen", abstract: "Write a Swift Testing file that replays a slice of history through the reducers.",
+        discussion: """
+            The file (on stdout) starts from the state recorded at seq FROM-1, folds each action of \
+            FROM…TO through the reducers as a replay does (HistoryReplay, in the ReelTesting \
+            library) and after each expects the recorded state: the whole state, or the parts \
+            named with --path. The start state is written whole (a reducer may read any of it), \
+            each step as the JSON Patch of what it changed, so a step is as long as its change. \
+            It compiles in a test target that depends on ReelTesting, ReelCore, ReelJSON and the \
+            module of the reducers, passes against the reducers that recorded the history, and \
+            fails with the seq, the action and each differing field when their behaviour on those \
+            actions changes. --redact P replaces the values at P (a JSON Pointer; * matches any \
+            member or index) in the state and in every payload with placeholders, the same \
+            placeholder for the same value. These reducers must reproduce the recorded state at \
+            TO: run it with the program that recorded the history.
+            """
+    )
+
+    /// A slice longer than this makes a file too long to compile in reasonable time.
+    static let maxActions: UInt64 = 100_000
+
+    @Option(name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("The first seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
+    var from: SeqArgument
+    @Option(name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The last seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
+    var to: SeqArgument
+    @Option(name: .customLong("path"), help: ArgumentHelp("Compare only this part of the state after each action (repeatable).", valueName: "pointer"))
+    var paths: [String] = []
+    @Option(name: .customLong("redact"), help: ArgumentHelp("Replace the values at this path in the state and the payloads by placeholders (repeatable; * matches any member or index).", valueName: "pointer"))
+    var redactions: [String] = []
+    @Option(help: ArgumentHelp("The test suite's name (a Swift type name).", valueName: "name"))
+    var name: String?
+    @Option(help: ArgumentHelp("The module the test imports for the reducers (default: the program's own, when it says).", valueName: "module"))
+    var module: String?
+    @Option(help: ArgumentHelp("The Swift expression of the reducers' StoreDefinition (default: the program's own, when it says).", valueName: "expression"))
+    var definition: String?
+    @OptionGroup var source: SourceOptions
+
+    func validate() throws {
+        guard from.value >= 1 else { throw ValidationError("--from must be 1 or more: the slice starts after the state at seq FROM-1") }
+        guard from.value <= to.value else { throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them") }
+        guard to.value - from.value < Self.maxActions else {
+            throw ValidationError("--from \(from.value) --to \(to.value) is \(to.value - from.value + 1) actions: write a test of at most \(Self.maxActions)")
+        }
+        for path in paths + redactions {
+            do { _ = try JSONPointer(path) } catch { throw ValidationError("'\(path)' is not a JSON Pointer: \(error.message)") }
+        }
+        if let name, !Self.isTypeName(name) { throw ValidationError("--name '\(name)' is not a Swift type name (letters, digits and _, not starting with a digit)") }
+    }
+
+    func run() async throws {
+        let context = ToolContext.current
+        guard let target = Self.target(module: module, definition: definition, default: context.testgenTarget) else {
+            throw ToolError(
+                "\(context.programName) does not say how a test builds its reducers: give --module (the module to import) and --definition (the Swift expression of its StoreDefinition)",
+                exitStatus: ExitStatus.usage
+            )
+        }
+        let store = try await source.open()
+        let latest = try await store.latestSeq()
+        guard to.value <= latest else {
+            throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(to.value) is beyond the latest seq \(latest)"))
+        }
+        try await Self.checkRecordedBySameReducers(store, around: from.value...to.value, reducer: context.reducer)
+        let start = try await store.value(at: from.value - 1, path: .root).value
+        var actions: [ActionEnvelope] = []
+        var next: UInt64? = from.value
+        while let first = next, first <= to.value {
+            let page = try await store.history(from: first, to: to.value, limit: store.historyPageSize, types: nil)
+            actions += page.actions
+            next = page.next
+        }
+        var reverted: [UInt64: JSONValue] = [:]
+        for envelope in actions where envelope.action.type == StoreAction.revertType {
+            reverted[envelope.seq] = try await store.value(at: envelope.seq, path: .root).value
+        }
+        let end = try await store.value(at: to.value, path: .root).value
+        let slice = TestgenSlice(startSeq: from.value - 1, startState: start, actions: actions, endState: end, revertedStates: reverted)
+        let options = TestgenOptions(
+            target: target, paths: paths, redactions: redactions, suiteName: name ?? "RecordedHistory\(from.value)To\(to.value)",
+            commandLine: commandLine, reducer: context.reducer
+        )
+        source.output.printer.raw(try context.writeTest(slice, options))
+    }
+
+    /// The file's expectations are what this program's reducers make of the slice, so they must be
+    /// the reducers that recorded it: a live daemon's, and the checkpoint nearest the slice's (the
+    /// reducer that wrote a data directory stamps its checkpoints). Other reducers, whose changes
+    /// a `@revert` or a later action may hide from the end state's comparison, are refused.
+    static func checkRecordedBySameReducers(_ store: any StoreSource, around slice: ClosedRange<UInt64>, reducer: ReducerIdentity) async throws {
+        let serving = try await store.reducer()
+        guard serving == reducer else {
+            throw ToolError("\(store.label) folds with \(serving), this program with \(reducer): write the test with the program that recorded the history")
+        }
+        let checkpoints = try await store.checkpoints()
+        let nearest = checkpoints.last { $0.seq < slice.lowerBound } ?? checkpoints.first { $0.seq >= slice.lowerBound }
+        if let nearest, nearest.reducer != reducer {
+            throw ToolError(
+                "the history around seqs \(slice.lowerBound)…\(slice.upperBound) was folded by \(nearest.reducer) (its checkpoint at seq \(nearest.seq)), "
+                    + "not by this program's \(reducer): write the test with the program that recorded it"
+            )
+        }
+    }
+
+    /// What the file's first line says wrote it.
+    private var commandLine: String {
+        var words = [ToolContext.current.programName, "testgen", "--from", "\(from.value)", "--to", "\(to.value)"]
+        for path in paths { words += ["--path", path] }
+        for path in redactions { words += ["--redact", path] }
+        return words.joined(separator: " ")
+    }
+
+    static func target(module: String?, definition: String?, default given: TestgenTarget?) -> TestgenTarget? {
+        switch (module, definition, given) {
+        case (let module?, let definition?, _): TestgenTarget(module: module, definition: definition)
+        case (nil, nil, let given?): given
+        case (let module?, nil, let given?): TestgenTarget(module: module, definition: given.definition)
+        case (nil, let definition?, let given?): TestgenTarget(module: given.module, definition: definition)
+        default: nil
+        }
+    }
+
+    static func isTypeName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first == "_" || (first.properties.isAlphabetic && first.isASCII) else { return false }
+        return name.unicodeScalars.allSatisfy { $0 == "_" || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+    }
+}
