@@ -64,7 +64,9 @@ public struct HistoryReplay<State: StoreState> {
     }
 
     /// Folds one logged action, without checking: what ``apply(_:_:_:version:time:peer:change:)``
-    /// does before comparing; the generator records what it changed.
+    /// does before comparing; the generator records what it changed. ``expected`` is left as it
+    /// was: a caller folding this way follows the state alone (and restores with
+    /// ``restore(_:to:)``).
     public mutating func fold(_ envelope: ActionEnvelope) throws {
         guard envelope.seq == seq + 1 else {
             throw HistoryReplayError("seq \(envelope.seq) follows seq \(seq): a slice of history has no gaps")
@@ -81,11 +83,18 @@ public struct HistoryReplay<State: StoreState> {
 
     /// Takes the store's `@revert` logged at `seq`: the state becomes the recorded one.
     public mutating func revert(_ seq: UInt64, change: String) throws {
+        var restored = expected
+        try JSONPatch(JSONValue(parsing: change)).apply(to: &restored)
+        try restore(seq, to: restored)
+    }
+
+    /// The state after the action logged at `seq` is `restored` (a `@revert`'s).
+    public mutating func restore(_ seq: UInt64, to restored: JSONValue) throws {
         guard seq == self.seq + 1 else {
             throw HistoryReplayError("seq \(seq) follows seq \(self.seq): a slice of history has no gaps")
         }
-        try JSONPatch(JSONValue(parsing: change)).apply(to: &expected)
-        state = try State(jsonValue: expected)
+        state = try State(jsonValue: restored)
+        expected = restored
         self.seq = seq
     }
 

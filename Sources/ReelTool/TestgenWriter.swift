@@ -75,7 +75,7 @@ struct TestgenWriter<State: StoreState> {
                 }
                 after = redaction.redact(restored)
                 do {
-                    try replay.revert(envelope.seq, change: JSONPatch(from: before, to: after).jsonValue.jsonString)
+                    try replay.restore(envelope.seq, to: after)
                 } catch {
                     throw ToolError("the state after the @revert at seq \(envelope.seq) does not load into this program's state: \(error)")
                 }
@@ -110,8 +110,7 @@ struct TestgenWriter<State: StoreState> {
             var replay = try HistoryReplay(definition, after: slice.startSeq, state: slice.startState.jsonString)
             for envelope in slice.actions {
                 if case .revert? = try? StoreAction(envelope.action) {
-                    let restored = slice.revertedStates[envelope.seq] ?? .null
-                    try replay.revert(envelope.seq, change: JSONPatch(from: try replay.state.jsonValue(), to: restored).jsonValue.jsonString)
+                    try replay.restore(envelope.seq, to: slice.revertedStates[envelope.seq] ?? .null)
                 } else {
                     try replay.fold(envelope)
                 }

@@ -16,6 +16,24 @@ struct HistoryReplayTests {
         #expect(replay.seq == 7)
     }
 
+    /// A generator folds without expectations and restores a `@revert`'s recorded state; a test
+    /// applies the recorded changes: both end in the same state.
+    @Test func foldingAndRestoringFollowsTheStateAsApplyingDoes() throws {
+        var folding = try HistoryReplay(Self.stock, after: 0, state: #"{"a":1,"b":1}"#)
+        try folding.fold(ActionEnvelope(seq: 1, action: Action(type: "set", payload: ["path": "/a", "value": 2]), time: .init(nanosecondsSince1970: 0), peer: .init(uid: 0, gid: 0, pid: 0)))
+        try folding.fold(ActionEnvelope(seq: 2, action: Action(type: "set", payload: ["path": "/b", "value": 2]), time: .init(nanosecondsSince1970: 0), peer: .init(uid: 0, gid: 0, pid: 0)))
+        try folding.restore(3, to: ["a": 2, "b": 1])
+        try folding.fold(ActionEnvelope(seq: 4, action: Action(type: "increment", payload: ["path": "/a"]), time: .init(nanosecondsSince1970: 0), peer: .init(uid: 0, gid: 0, pid: 0)))
+        #expect(folding.state == ["a": 3, "b": 1])
+
+        var applying = try HistoryReplay(Self.stock, after: 0, state: #"{"a":1,"b":1}"#)
+        try applying.apply(1, "set", #"{"path":"/a","value":2}"#, change: #"[{"op":"replace","path":"/a","value":2}]"#)
+        try applying.apply(2, "set", #"{"path":"/b","value":2}"#, change: #"[{"op":"replace","path":"/b","value":2}]"#)
+        try applying.revert(3, change: #"[{"op":"replace","path":"/b","value":1}]"#)
+        try applying.apply(4, "increment", #"{"path":"/a"}"#, change: #"[{"op":"replace","path":"/a","value":3}]"#)
+        #expect(applying.state == folding.state)
+    }
+
     @Test func aChangedBehaviourNamesTheSeqTheFieldAndBothValues() throws {
         var replay = try HistoryReplay(Self.stock, after: 0, state: #"{"a":{"b":1,"c":2}}"#)
         // Recorded: the increment added 10; the reducer adds 1.

@@ -20,7 +20,8 @@ import Testing
     }
 
     /// Seq 1 loads a save; 2 and 3 attack the slime (12 HP, the hero's attack 7: 5, then -2 by the
-    /// rules of version 1); 4 the goblin attacks; 5 reverts to seq 2; 6 attacks the goblin.
+    /// rules of version 1); 4 the goblin attacks; 5 reverts to seq 2; 6 attacks the goblin; 7 the
+    /// slime attacks; 8 reverts to seq 7; 9 attacks the goblin.
     static func record(into path: String) async throws {
         let store = try Store(path: path, definition: RPGApp.definition(rules: 1))
         let save: JSONValue = [
@@ -33,11 +34,15 @@ import Testing
         try await store.dispatch(Action(type: "rpg/attackCharacter", payload: ["enemyId": "goblin"]))
         try await store.dispatch(StoreAction.revert(to: 2).action)
         try await store.dispatch(Action(type: "rpg/attackEnemy", payload: ["enemyId": "goblin"]))
+        // A revert to the seq before it: nothing changes, and the state stays what 2…7 made it.
+        try await store.dispatch(Action(type: "rpg/attackCharacter", payload: ["enemyId": "slime"]))
+        try await store.dispatch(StoreAction.revert(to: 7).action)
+        try await store.dispatch(Action(type: "rpg/attackEnemy", payload: ["enemyId": "goblin"]))
         await store.close()
     }
 
     static func testgen(_ data: String, _ arguments: [String]) async throws -> String {
-        let run = try await runProgram("reel-rpg", ["testgen", "--data-dir", data, "--from", "2", "--to", "6"] + arguments, environment: rulesOne)
+        let run = try await runProgram("reel-rpg", ["testgen", "--data-dir", data, "--from", "2", "--to", "9"] + arguments, environment: rulesOne)
         #expect(run.status == 0, "\(run.errors)")
         return run.output
     }
@@ -119,13 +124,13 @@ import Testing
         // Other reducers than the recording ones cannot vouch for the expectations.
         var rulesTwo = Self.rulesOne
         rulesTwo["REEL_RPG_RULES"] = "2"
-        let other = try await runProgram("reel-rpg", ["testgen", "--data-dir", data, "--from", "2", "--to", "6"], environment: rulesTwo)
+        let other = try await runProgram("reel-rpg", ["testgen", "--data-dir", data, "--from", "2", "--to", "9"], environment: rulesTwo)
         #expect(other.status != 0)
-        #expect(other.errors.contains("was folded by rpg@1 (its checkpoint at seq 6), not by this program's rpg@2"), "\(other.errors)")
+        #expect(other.errors.contains("was folded by rpg@1 (its checkpoint at seq 9), not by this program's rpg@2"), "\(other.errors)")
         // The stock reel knows its own reducers' module; a slice must lie in the log.
         let beyond = try await runProgram("reel-rpg", ["testgen", "--data-dir", data, "--from", "2", "--to", "60"], environment: Self.rulesOne)
         #expect(beyond.status == 2, "\(beyond.errors)")
-        #expect(beyond.errors.contains("seq 60 is beyond the latest seq 6"), "\(beyond.errors)")
+        #expect(beyond.errors.contains("seq 60 is beyond the latest seq 9"), "\(beyond.errors)")
         let backwards = try await runProgram("reel-rpg", ["testgen", "--data-dir", data, "--from", "5", "--to", "2"], environment: Self.rulesOne)
         #expect(backwards.status == 64)
         let badName = try await runProgram("reel-rpg", ["testgen", "--data-dir", data, "--from", "2", "--to", "3", "--name", "9lives"], environment: Self.rulesOne)
