@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ReelCore
 import ReelJSON
 
@@ -34,7 +39,21 @@ public struct HistoryReplay<State: StoreState> {
     ///   - state: that state, as JSON text.
     ///   - paths: JSON Pointers of the parts to compare after each step; none: the whole state.
     public init(_ definition: StoreDefinition<State>, after seq: UInt64, state: String, paths: [String] = []) throws {
-        let recorded = try JSONValue(parsing: state)
+        try self.init(definition, after: seq, recorded: try JSONValue(parsing: state), paths: paths)
+    }
+
+    /// The same, with the state read from a JSON file (`reel testgen --state-file`): `file` is
+    /// relative to the directory of `source`, the test's own `#filePath`.
+    public init(
+        _ definition: StoreDefinition<State>, after seq: UInt64, stateFile file: String, paths: [String] = [], source: StaticString = #filePath
+    ) throws {
+        var directory = "\(source)"
+        if let slash = directory.lastIndex(of: "/") { directory = String(directory[..<slash]) } else { directory = "." }
+        let path = file.hasPrefix("/") ? file : directory + "/" + file
+        try self.init(definition, after: seq, recorded: try JSONValue(parsing: try Self.contents(of: path)), paths: paths)
+    }
+
+    private init(_ definition: StoreDefinition<State>, after seq: UInt64, recorded: JSONValue, paths: [String]) throws {
         self.definition = definition
         self.seq = seq
         self.state = try State(jsonValue: recorded)
@@ -157,6 +176,23 @@ public struct HistoryDivergence: Error, CustomStringConvertible {
         default:
             return [Difference(path: base.description, expected: expected, actual: actual)]
         }
+    }
+}
+
+extension HistoryReplay {
+    /// The bytes of a file (no Foundation in this module: a test target may not want it).
+    static func contents(of path: String) throws -> [UInt8] {
+        guard let file = fopen(path, "rb") else { throw HistoryReplayError("cannot open the state file \(path)") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let read = fread(&chunk, 1, chunk.count, file)
+            bytes += chunk[..<read]
+            if read < chunk.count { break }
+        }
+        guard ferror(file) == 0 else { throw HistoryReplayError("cannot read the state file \(path)") }
+        return bytes
     }
 }
 

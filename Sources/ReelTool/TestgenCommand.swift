@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ReelCore
 import ReelJSON
 import ReelProtocol
@@ -13,7 +14,9 @@ struct TestgenCommand: AsyncParsableCommand {
             FROM…TO through the reducers as a replay does (HistoryReplay, in the ReelTesting \
             library) and after each expects the recorded state: the whole state, or the parts \
             named with --path. The start state is written whole (a reducer may read any of it), \
-            each step as the JSON Patch of what it changed, so a step is as long as its change. \
+            into the test or, with --state-file, into a JSON file the test reads from beside \
+            itself; each step as the JSON Patch of what it changed, so a step is as long as its \
+            change. \
             It compiles in a test target that depends on ReelTesting, ReelCore, ReelJSON and the \
             module of the reducers, passes against the reducers that recorded the history, and \
             fails with the seq, the action and each differing field when their behaviour on those \
@@ -23,6 +26,10 @@ struct TestgenCommand: AsyncParsableCommand {
             TO: run it with the program that recorded the history.
             """
     )
+
+    /// A start state larger than this, written into the test, slows its compilation: a note
+    /// points at `--state-file`.
+    static let inlineStateLimit = 256 << 10
 
     /// A slice longer than this makes a file too long to compile in reasonable time.
     static let maxActions: UInt64 = 100_000
@@ -35,6 +42,8 @@ struct TestgenCommand: AsyncParsableCommand {
     var paths: [String] = []
     @Option(name: .customLong("redact"), help: ArgumentHelp("Replace the values at this path in the state and the payloads by placeholders (repeatable; * matches any member or index).", valueName: "pointer"))
     var redactions: [String] = []
+    @Option(name: .customLong("state-file"), help: ArgumentHelp("Write the start state to this JSON file, which the test reads from beside itself, instead of into the test.", valueName: "file"))
+    var stateFile: String?
     @Option(help: ArgumentHelp("The test suite's name (a Swift type name).", valueName: "name"))
     var name: String?
     @Option(help: ArgumentHelp("The module the test imports for the reducers (default: the program's own, when it says).", valueName: "module"))
@@ -85,9 +94,13 @@ struct TestgenCommand: AsyncParsableCommand {
         let slice = TestgenSlice(startSeq: from.value - 1, startState: start, actions: actions, endState: end, revertedStates: reverted)
         let options = TestgenOptions(
             target: target, paths: paths, redactions: redactions, suiteName: name ?? "RecordedHistory\(from.value)To\(to.value)",
-            commandLine: commandLine, reducer: context.reducer
+            commandLine: commandLine, reducer: context.reducer, stateFile: stateFile
         )
-        source.output.printer.raw(try context.writeTest(slice, options))
+        let printer = source.output.printer
+        if stateFile == nil, start.jsonString.utf8.count > Self.inlineStateLimit {
+            printer.note("the state at seq \(from.value - 1) is written into the test whole (\(start.jsonString.utf8.count / 1024) KiB): --state-file FILE keeps it in a JSON file beside it")
+        }
+        printer.raw(try context.writeTest(slice, options))
     }
 
     /// The file's expectations are what this program's reducers make of the slice, so they must be
@@ -114,6 +127,7 @@ struct TestgenCommand: AsyncParsableCommand {
         var words = [ToolContext.current.programName, "testgen", "--from", "\(from.value)", "--to", "\(to.value)"]
         for path in paths { words += ["--path", path] }
         for path in redactions { words += ["--redact", path] }
+        if let stateFile { words += ["--state-file", URL(fileURLWithPath: stateFile).lastPathComponent] }
         return words.joined(separator: " ")
     }
 

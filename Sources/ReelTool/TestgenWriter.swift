@@ -1,3 +1,4 @@
+import Foundation
 import ReelCore
 import ReelJSON
 import ReelTesting
@@ -38,6 +39,9 @@ struct TestgenOptions: Sendable {
     /// The command line that wrote it, for the file's first line.
     var commandLine: String
     var reducer: ReducerIdentity
+    /// Where the start state goes instead of the file (`--state-file`): written here, and read by
+    /// the test from a file of that name beside it.
+    var stateFile: String?
 }
 
 /// Writes the Swift Testing file of `reel testgen`, folding the slice through `definition` with
@@ -64,7 +68,18 @@ struct TestgenWriter<State: StoreState> {
             throw ToolError("the state at seq \(slice.startSeq) does not load into this program's state: \(error)")
         }
         let pathList = options.paths.isEmpty ? "" : ", paths: [" + options.paths.map(Self.literal).joined(separator: ", ") + "]"
-        lines.append("        var replay = try HistoryReplay(\(options.target.definition), after: \(slice.startSeq), state: \(Self.rawString(start.jsonString))\(pathList))")
+        let startArgument: String
+        if let stateFile = options.stateFile {
+            do {
+                try Data(start.serialized()).write(to: URL(fileURLWithPath: stateFile))
+            } catch {
+                throw ToolError("cannot write the state file \(stateFile): \(error.localizedDescription)", exitStatus: ExitStatus.unavailable)
+            }
+            startArgument = "stateFile: \(Self.literal(URL(fileURLWithPath: stateFile).lastPathComponent))"
+        } else {
+            startArgument = "state: \(Self.rawString(start.jsonString))"
+        }
+        lines.append("        var replay = try HistoryReplay(\(options.target.definition), after: \(slice.startSeq), \(startArgument)\(pathList))")
         var before = start
         for envelope in slice.actions {
             let after: JSONValue
@@ -140,6 +155,9 @@ struct TestgenWriter<State: StoreState> {
         ]
         if !options.redactions.isEmpty {
             lines.append("// Redacted: \(options.redactions.joined(separator: ", ")) (in the state and the payloads).")
+        }
+        if let stateFile = options.stateFile {
+            lines.append("// The state at seq \(slice.startSeq) is in \(URL(fileURLWithPath: stateFile).lastPathComponent), read from beside this file.")
         }
         lines += [
             "import ReelCore",

@@ -72,15 +72,23 @@ import Testing
             try await store.dispatch(Action(type: "merge", payload: ["cart": ["note": .null], "user": "u-7"]))
             await store.close()
         }
-        let stockRun = try await runProgram("reel", ["testgen", "--data-dir", stockData, "--from", "2", "--to", "4", "--name", "StockHistory"])
-        #expect(stockRun.status == 0, "\(stockRun.errors)")
-        let stock = stockRun.output
-        #expect(stock.contains("HistoryReplay(StoreDefinition<JSONValue>.stock, after: 1, state: ##\""), "\(stock)")
-
         // A package of its own that depends on this one, as an app's test target would.
         let package = directory.sub("generated")
         let tests = package + "/Tests/GeneratedTests"
         try FileManager.default.createDirectory(atPath: tests, withIntermediateDirectories: true)
+        let stockRun = try await runProgram("reel", ["testgen", "--data-dir", stockData, "--from", "2", "--to", "4", "--name", "StockHistory"])
+        #expect(stockRun.status == 0, "\(stockRun.errors)")
+        let stock = stockRun.output
+        #expect(stock.contains("HistoryReplay(StoreDefinition<JSONValue>.stock, after: 1, state: ##\""), "\(stock)")
+        // The start state in a file of its own, read from beside the test.
+        let stateFileRun = try await runProgram(
+            "reel", ["testgen", "--data-dir", stockData, "--from", "3", "--to", "4", "--name", "StockFromFile", "--state-file", tests + "/StockFromFile.state.json"]
+        )
+        #expect(stateFileRun.status == 0, "\(stateFileRun.errors)")
+        let fromFile = stateFileRun.output
+        #expect(fromFile.contains(#"after: 2, stateFile: "StockFromFile.state.json")"#), "\(fromFile)")
+        let stateText = try String(contentsOfFile: tests + "/StockFromFile.state.json", encoding: .utf8)
+        #expect(try JSONValue(parsing: stateText).value(at: JSONPointer("/cart/items/0/sku")) == "a-1")
         try FileManager.default.createSymbolicLink(atPath: package + "/Reel", withDestinationPath: Self.repository.path)
         try """
             // swift-tools-version: 6.1
@@ -98,14 +106,14 @@ import Testing
             )
 
             """.write(toFile: package + "/Package.swift", atomically: true, encoding: .utf8)
-        for (name, text) in [("PassingHistory", passing), ("RedactedHistory", redacted), ("RulesTwo", changed), ("StockHistory", stock)] {
+        for (name, text) in [("PassingHistory", passing), ("RedactedHistory", redacted), ("RulesTwo", changed), ("StockHistory", stock), ("StockFromFile", fromFile)] {
             try text.write(toFile: "\(tests)/\(name).swift", atomically: true, encoding: .utf8)
         }
         let swift = URL(fileURLWithPath: "/usr/bin/env")
         let build = try await runCommand(swift, ["swift", "build", "--build-tests", "--package-path", package], currentDirectory: package)
         try #require(build.status == 0, "the generated tests do not compile:\n\(build.output)\n\(build.errors)")
 
-        for suite in ["PassingHistory", "RedactedHistory", "StockHistory"] {
+        for suite in ["PassingHistory", "RedactedHistory", "StockHistory", "StockFromFile"] {
             let run = try await runCommand(swift, ["swift", "test", "--skip-build", "--package-path", package, "--filter", suite], currentDirectory: package)
             #expect(run.status == 0, "\(suite):\n\(run.output)\n\(run.errors)")
             #expect(run.output.contains("passed"), "\(run.output)")
