@@ -125,6 +125,24 @@ import Testing
         #expect(output.contains("/enemies/0/hp: expected -2, got 0"), "\(output)")
     }
 
+    /// Live against the daemon that recorded it, or offline on its data directory: the same file.
+    @Test func liveAndOfflineWriteTheSameTest() async throws {
+        let directory = try TemporaryDirectory("reel-testgen")
+        let daemon = SpawnedDaemon(dataDirectory: directory.sub("data"), socketPath: directory.sub("reel.sock"))
+        try await daemon.start()
+        for (type, payload) in [("set", #"{"path":"/n","value":1}"#), ("set", #"{"path":"/m","value":"x"}"#), ("increment", #"{"path":"/n","by":2}"#), ("remove", #"{"path":"/m"}"#)] {
+            let sent = try await runProgram("reel", ["dispatch", type, payload, "--socket", daemon.socketPath])
+            #expect(sent.status == 0, "\(sent.errors)")
+        }
+        let live = try await runProgram("reel", ["testgen", "--from", "2", "--to", "4", "--socket", daemon.socketPath])
+        #expect(live.status == 0, "\(live.errors)")
+        let offline = try await runProgram("reel", ["testgen", "--from", "2", "--to", "4", "--data-dir", daemon.dataDirectory])
+        #expect(offline.status == 0, "\(offline.errors)")
+        #expect(live.output == offline.output)
+        #expect(live.output.contains(##"try replay.apply(3, "increment", #"{"by":2,"path":"/n"}"#"##), "\(live.output)")
+        #expect(try await daemon.stop() == 0)
+    }
+
     @Test func testgenSaysWhatItNeeds() async throws {
         let directory = try TemporaryDirectory("reel-testgen")
         let data = directory.sub("data")
