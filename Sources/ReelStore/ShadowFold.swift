@@ -41,6 +41,26 @@ public struct ShadowFold<State: StoreState> {
         mark = (state, 0)
     }
 
+    /// Starts again from the checkpoint at `seq`, as if it had folded there: the state the
+    /// checkpoint holds, read into this version's state. `sameReducers`: the checkpoint must have
+    /// been made by these reducers (a baseline restoring its own); otherwise any reducer's will do
+    /// (this version starting where a baseline's checkpoint agreed with it).
+    public mutating func restore(fromCheckpointAt seq: UInt64, sameReducers: Bool) throws(StoreError) {
+        let found: Checkpoint?
+        do { found = try timeline.directory.checkpoint(at: seq) } catch { throw StoreError(error) }
+        guard let checkpoint = found else { throw StoreError(.invalidArgument, "there is no checkpoint at seq \(seq)") }
+        if sameReducers, checkpoint.reducer != timeline.definition.identity {
+            throw StoreError(.invalidArgument, "the checkpoint at seq \(seq) was made by \(checkpoint.reducer), not \(timeline.definition.identity)")
+        }
+        do {
+            state = try State(jsonValue: try checkpoint.state(checkingHash: true))
+        } catch {
+            throw StoreError(.invalidArgument, "the checkpoint at seq \(seq) does not load into this version's state: \(error)")
+        }
+        self.seq = seq
+        mark = (state, seq)
+    }
+
     /// Goes back to the start of the last interval.
     public mutating func rewind() {
         (state, seq) = mark
@@ -73,7 +93,11 @@ public struct ShadowFold<State: StoreState> {
     /// A digest of each part of the state: the value at each of `paths`, or, when `paths` is
     /// empty, at each top-level member (by its pointer). Absent parts are left out.
     public func digests(of paths: [JSONPointer], by digest: ShadowDigest = .structural) throws(StoreError) -> [String: String] {
-        let document = try json()
+        Self.digests(of: try json(), paths: paths, by: digest)
+    }
+
+    /// The digests of each part of `document` (a state as JSON: this fold's, or a checkpoint's).
+    public static func digests(of document: JSONValue, paths: [JSONPointer], by digest: ShadowDigest = .structural) -> [String: String] {
         var digests: [String: String] = [:]
         for (pointer, value) in Self.parts(of: document, paths: paths) {
             switch digest {

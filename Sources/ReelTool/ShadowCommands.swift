@@ -15,13 +15,17 @@ struct ShadowCommand: AsyncParsableCommand {
             Folds the data directory's whole log with this program's reducers and, in a process of \
             its own, with the baseline's (BASELINE shadow-worker: any app built with ReelApp, such \
             as the version that wrote the history), and compares each top-level part of the state \
-            (or each PATH) every --every actions; where a part first differs, both go through that \
+            (or each PATH) at the data directory's checkpoints, at least every --every actions; \
+            where a part first differs, both go through that \
             interval again action by action to name the first seq, its action and the difference \
-            (baseline → this version). A difference that comes and goes within one interval is \
+            (baseline → this version). Where the data directory holds the baseline's own \
+            checkpoints (its reducers' name and version), they stand for its replay: this version \
+            alone folds the intervals between them, on every core, as far as they agree. A difference that comes and goes within one interval is \
             not seen: --every 1 compares after every action. Also lists every action one version \
             refuses and the other accepts. Exit status 0 when everything is the same, 1 when not. \
             With --json: {"same", "actions", "parts": [{"path", "same", "seq"?, "action"?, \
-            "patch"?}], "refusedByThisOnly", "refusedByBaselineOnly"}.
+            "patch"?}], "refusedByThisOnly", "refusedByBaselineOnly", \
+            "baselineCheckpointsThrough"?}.
             """
     )
 
@@ -74,8 +78,21 @@ struct ShadowCommand: AsyncParsableCommand {
         var refusedByBaselineOnly: [UInt64] = []
         var seq: UInt64 = 0
         var allParts = Set<String>()
-        while seq < latest {
-            let end = min(latest, seq + every)
+        // Through the baseline's own checkpoints first, where it has them: only this version folds.
+        let checkpoints = try mine.checkpoints()
+        let schedule = ShadowCheckpointPass.schedule(latest: latest, every: every, checkpoints: checkpoints.map(\.seq))
+        let pass = try ShadowCheckpointPass.run(
+            mine: mine, theirs: theirs, schedule: schedule, checkpoints: checkpoints, paths: parts, ignored: ignored,
+            progress: { progress.update($0) }
+        )
+        if let pass, pass.agreedThrough > 0 {
+            refusedByThisOnly = pass.refusedByThisOnly.sorted()
+            allParts = pass.parts
+            seq = pass.agreedThrough
+            try mine.restore(fromCheckpointAt: seq, sameReducers: false)
+            try theirs.restore(fromCheckpointAt: seq, sameReducers: true)
+        }
+        for end in schedule where end > seq {
             // The baseline folds in its process while this one folds here.
             try theirs.startAdvance(through: end)
             let refusedHere = Set(try mine.advance(through: end))
@@ -122,8 +139,14 @@ struct ShadowCommand: AsyncParsableCommand {
         for (part, at) in firstDifferences { bySeq[at, default: []].append(part) }
         var details: [String: (ActionEnvelope?, JSONPatch, JSONValue?)] = [:]
         if !bySeq.isEmpty {
-            try mine.restart()
-            try theirs.restart()
+            // Every part parted after the checkpoint the pass reached: both start there again.
+            if let base = pass?.agreedThrough, base > 0 {
+                try mine.restore(fromCheckpointAt: base, sameReducers: false)
+                try theirs.restore(fromCheckpointAt: base, sameReducers: true)
+            } else {
+                try mine.restart()
+                try theirs.restart()
+            }
             for at in bySeq.keys.sorted() {
                 let names = bySeq[at]!
                 _ = try mine.advance(through: at)
@@ -150,8 +173,9 @@ struct ShadowCommand: AsyncParsableCommand {
         let same =
             firstDifferences.isEmpty && refusedByThisOnly.isEmpty && refusedByBaselineOnly.isEmpty
 
+        let checkpointsThrough = pass?.agreedThrough ?? 0
         if printer.isJSON {
-            printer.json([
+            var result: JSONValue = [
                 "same": .bool(same), "actions": .int(Int64(latest)),
                 "parts": .array(
                     report.map { entry in
@@ -167,8 +191,16 @@ struct ShadowCommand: AsyncParsableCommand {
                     }),
                 "refusedByThisOnly": .array(refusedByThisOnly.map { .int(Int64($0)) }),
                 "refusedByBaselineOnly": .array(refusedByBaselineOnly.map { .int(Int64($0)) }),
-            ])
+            ]
+            if checkpointsThrough > 0, case .object(var members) = result {
+                members["baselineCheckpointsThrough"] = .int(Int64(checkpointsThrough))
+                result = .object(members)
+            }
+            printer.json(result)
         } else {
+            if checkpointsThrough > 0 {
+                printer.note("through seq \(checkpointsThrough) the baseline's own checkpoints stood for its replay: this version alone folded that far")
+            }
             for entry in report {
                 guard let at = entry.seq else {
                     printer.line("\(entry.path.isEmpty ? "(root)" : entry.path)  same")

@@ -3,6 +3,7 @@ import ReelCore
 import ReelJSON
 import ReelStorage
 import ReelStore
+import Synchronization
 
 /// One reducer version folding the log in a shadow replay (``ShadowFold``): this program's own
 /// reducers in this process, or another program's, run as `OLD_APP shadow-worker` and spoken to
@@ -21,12 +22,22 @@ protocol ShadowSide: AnyObject {
     func digests(_ paths: [JSONPointer], by digest: ShadowDigest) throws(ToolError) -> (ShadowDigest, [String: String])
     /// The value of each part.
     func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue]
+    /// The reducers' name and version; `nil` from a worker from before the question.
+    func identity() throws(ToolError) -> ReducerIdentity?
+    /// Starts again from the checkpoint at `seq` (``ShadowFold/restore(fromCheckpointAt:sameReducers:)``).
+    func restore(fromCheckpointAt seq: UInt64, sameReducers: Bool) throws(ToolError)
 }
 
 /// This program's side, which also reads the log for the other.
 protocol LocalShadow: ShadowSide {
     func latestSeq() throws(ToolError) -> UInt64
     func envelope(at seq: UInt64) throws(ToolError) -> ActionEnvelope?
+    /// The data directory's checkpoints, oldest first, with the reducers that made each.
+    func checkpoints() throws(ToolError) -> [(seq: UInt64, reducer: ReducerIdentity)]
+    /// Each segment folded by this version from the checkpoint at its start (or the initial state
+    /// at 0), on as many threads as there are cores, with the digests of its end and of the
+    /// checkpoint there (``ShadowCheckpointPass``).
+    func foldSegments(_ segments: [ShadowSegment], paths: [JSONPointer]) -> [ShadowSegment.Outcome]
 }
 
 final class LocalShadowSide<State: StoreState>: LocalShadow {
@@ -71,6 +82,52 @@ final class LocalShadowSide<State: StoreState>: LocalShadow {
         } catch {
             throw ToolError(error)
         }
+    }
+
+    func identity() -> ReducerIdentity? { fold.timeline.definition.identity }
+
+    func restore(fromCheckpointAt seq: UInt64, sameReducers: Bool) throws(ToolError) {
+        do { try fold.restore(fromCheckpointAt: seq, sameReducers: sameReducers) } catch { throw ToolError(error) }
+    }
+
+    func checkpoints() throws(ToolError) -> [(seq: UInt64, reducer: ReducerIdentity)] {
+        do {
+            return try fold.timeline.directory.checkpointHeaders().map { ($0.seq, $0.reducer) }.sorted { $0.seq < $1.seq }
+        } catch {
+            throw ToolError(error)
+        }
+    }
+
+    func foldSegments(_ segments: [ShadowSegment], paths: [JSONPointer]) -> [ShadowSegment.Outcome] {
+        let timeline = fold.timeline
+        let outcomes = Mutex<[Int: ShadowSegment.Outcome]>([:])
+        DispatchQueue.concurrentPerform(iterations: segments.count) { index in
+            let outcome = Self.fold(segments[index], timeline: timeline, paths: paths)
+            outcomes.withLock { $0[index] = outcome }
+        }
+        return outcomes.withLock { all in segments.indices.map { all[$0]! } }
+    }
+
+    private static func fold(_ segment: ShadowSegment, timeline: Timeline<State>, paths: [JSONPointer]) -> ShadowSegment.Outcome {
+        var outcome = ShadowSegment.Outcome(segment: segment)
+        do {
+            var fold = ShadowFold(timeline: timeline)
+            if segment.from > 0 { try fold.restore(fromCheckpointAt: segment.from, sameReducers: false) }
+            outcome.refused = try fold.advance(through: segment.through)
+            outcome.digests = try fold.digests(of: paths)
+            guard let checkpoint = try timeline.directory.checkpoint(at: segment.through) else {
+                outcome.problem = "the checkpoint at seq \(segment.through) is gone"
+                return outcome
+            }
+            outcome.recorded = ShadowFold<State>.digests(of: try checkpoint.state(checkingHash: true), paths: paths)
+        } catch let error as StoreError {
+            outcome.problem = error.message
+        } catch let error as StorageError {
+            outcome.problem = error.message
+        } catch {
+            outcome.problem = "\(error)"
+        }
+        return outcome
     }
 }
 
@@ -192,6 +249,18 @@ final class ProcessShadowSide: ShadowSide {
         else { return [:] }
         return members
     }
+
+    /// A worker from before the question answers with an error: no identity, and no checkpoint pass.
+    func identity() throws(ToolError) -> ReducerIdentity? {
+        guard let answer = try? request(["identity": true]),
+            let name = answer["name"]?.stringValue, let version = answer["version"]?.stringValue
+        else { return nil }
+        return ReducerIdentity(name: name, version: version)
+    }
+
+    func restore(fromCheckpointAt seq: UInt64, sameReducers: Bool) throws(ToolError) {
+        _ = try request(["restore": .int(Int64(seq)), "sameReducers": .bool(sameReducers)])
+    }
 }
 
 extension ShadowSide {
@@ -232,6 +301,13 @@ extension ShadowSide {
             }
             if request["values"] != nil {
                 return ["values": .object(try values(try paths("values")))]
+            }
+            if request["identity"] != nil, let identity = try identity() {
+                return ["name": .string(identity.name), "version": .string(identity.version)]
+            }
+            if let seq = request["restore"]?.intValue, seq >= 0 {
+                try restore(fromCheckpointAt: UInt64(seq), sameReducers: request["sameReducers"] != .bool(false))
+                return ["restored": .int(seq)]
             }
             throw ToolError("unknown request \(request.jsonString)")
         } catch {

@@ -154,6 +154,61 @@ import Testing
         #expect(answers.map { $0?["digest"] } == ["structural", "canonical"], "\(asked.output)")
     }
 
+    /// A baseline that does not say who it is (as one from before the question): no checkpoint
+    /// pass, the two versions fold side by side from the start.
+    static func anonymousBaseline(in directory: borrowing TemporaryDirectory) throws -> String {
+        let script = directory.sub("rpg-v1-anonymous")
+        try """
+            #!/bin/sh
+            sed -u -e 's/"identity"/"who"/' | REEL_RPG_RULES=1 '\(try PackageExecutable.url("reel-rpg").path)' "$@"
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        return script
+    }
+
+    /// Where the baseline's own checkpoints lie within `--every` of each other, this version alone
+    /// folds the intervals between them, as far as they agree, and the report is the one the two
+    /// versions folding side by side give.
+    @Test(arguments: [7, 21, 33] as [UInt64])
+    func theBaselinesCheckpointsGiveTheReportOfTheFullReplay(seed: UInt64) async throws {
+        let directory = try TemporaryDirectory("reel-shadow")
+        let data = directory.sub("data")
+        try await Self.history(in: data, count: 300, seed: seed)
+        var environment = ProcessInfo.processInfo.environment
+        environment["REEL_RPG_RULES"] = "2"
+        func report(_ baseline: String, every: Int) async throws -> JSONValue {
+            let run = try await runProgram(
+                "reel-rpg", ["shadow", "--baseline", baseline, "--data-dir", data, "--every", "\(every)", "--json"], environment: environment
+            )
+            return try JSONValue(parsing: run.output)
+        }
+        for every in [17, 40] {
+            var viaCheckpoints = try await report(try Self.baseline(in: directory), every: every)
+            let sideBySide = try await report(try Self.anonymousBaseline(in: directory), every: every)
+            #expect(sideBySide["baselineCheckpointsThrough"] == nil)
+            if let reached = viaCheckpoints["baselineCheckpointsThrough"]?.intValue {
+                #expect(reached > 0 && reached % 17 == 0, "\(viaCheckpoints)")
+            }
+            if case .object(var members) = viaCheckpoints {
+                members["baselineCheckpointsThrough"] = nil
+                viaCheckpoints = .object(members)
+            }
+            #expect(viaCheckpoints == sideBySide, "seed \(seed), every \(every)")
+        }
+        // Checkpoints further apart than --every would compare less often than asked: no pass.
+        #expect(try await report(try Self.baseline(in: directory), every: 16)["baselineCheckpointsThrough"] == nil)
+
+        // The same rules: the checkpoints carry it to the end, and the baseline folds nothing.
+        environment["REEL_RPG_RULES"] = "1"
+        let same = try await runProgram(
+            "reel-rpg", ["shadow", "--baseline", try Self.baseline(in: directory), "--data-dir", data, "--json"], environment: environment
+        )
+        #expect(same.status == 0, "\(same.errors)")
+        let sameReport = try JSONValue(parsing: same.output)
+        #expect(sameReport["same"] == true)
+        #expect(sameReport["baselineCheckpointsThrough"] == 300)
+    }
+
     @Test func theSameRulesAreTheSame() async throws {
         let directory = try TemporaryDirectory("reel-shadow")
         let data = directory.sub("data")
