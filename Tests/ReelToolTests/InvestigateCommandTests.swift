@@ -106,33 +106,30 @@ import Testing
     /// first is reported, with exactly the checkpoints before it as matched, whichever segment
     /// finished first.
     @Test func verifyReportsTheFirstDifferenceAmongSegmentsVerifiedAtOnce() async throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.sub("data")
-        do {
-            let store = try Store(path: path, definition: .stock, options: StoreOptions(checkpointEvery: 2))
-            for n in 1...40 {
-                try await store.dispatch(Action(type: "set", payload: ["path": "/n", "value": .int(Int64(n))]))
+        /// Sets of /n to 1…count, with checkpoints at every even seq written here (so that where
+        /// they lie does not depend on the checkpoint encoder's pace), `bad` ones holding n × 10.
+        func history(count: Int64, bad: Set<Int64>) async throws -> TemporaryDirectory {
+            let directory = try TemporaryDirectory()
+            let store = try Store(path: directory.sub("data"), definition: .stock, options: StoreOptions(checkpointEvery: 0))
+            for n in 1...count {
+                try await store.dispatch(Action(type: "set", payload: ["path": "/n", "value": .int(n)]))
             }
             await store.close()
             let identity = StoreDefinition<JSONValue>.stock.identity
-            try store.directory.commit(CommitBatch(checkpoints: [
-                Checkpoint(seq: 30, reducer: identity, time: Timestamp(nanosecondsSince1970: 0), state: ["n": 300]),
-                Checkpoint(seq: 12, reducer: identity, time: Timestamp(nanosecondsSince1970: 0), state: ["n": 120]),
-            ]))
+            try store.directory.commit(CommitBatch(checkpoints: stride(from: 2, through: count, by: 2).map { seq in
+                Checkpoint(seq: UInt64(seq), reducer: identity, time: Timestamp(nanosecondsSince1970: 0), state: ["n": .int(bad.contains(seq) ? seq * 10 : seq)])
+            }))
+            return directory
         }
+        let damaged = try await history(count: 40, bad: [12, 30])
         for _ in 0..<3 {
-            let json = try #require(try await Tool.run(["verify", "--data-dir", path, "--json"]).jsonLines.first)
+            let json = try #require(try await Tool.run(["verify", "--data-dir", damaged.sub("data"), "--json"]).jsonLines.first)
             #expect(json["ok"] == false)
             #expect(json["checkpoints"] == [2, 4, 6, 8, 10])
             #expect(json["mismatch"]?["seq"] == 12)
             #expect(json["actions"] == 12)
         }
-        let clean = try TemporaryDirectory()
-        do {
-            let store = try Store(path: clean.sub("data"), definition: .stock, options: StoreOptions(checkpointEvery: 2))
-            for n in 1...41 { try await store.dispatch(Action(type: "set", payload: ["path": "/n", "value": .int(Int64(n))])) }
-            await store.close()
-        }
+        let clean = try await history(count: 41, bad: [])
         let json = try #require(try await Tool.run(["verify", "--data-dir", clean.sub("data"), "--json"]).jsonLines.first)
         #expect(json["ok"] == true)
         #expect(json["checkpoints"] == .array((1...20).map { .int(Int64($0 * 2)) } + [41]))
