@@ -124,13 +124,13 @@ extension ReeldSystemdTests {
         try await TestConnection.open(socketPath: old.socketPath) { connection throws in
             _ = try await connection.request(1, "dispatch", Params.set("/n", 1))
         }
-        var environment = ProcessInfo.processInfo.environment
-        environment["NOTIFY_SOCKET"] = systemd.path
-        environment["MAINPID"] = String(old.processIdentifier)
-        let reload = try await Self.exitStatus(
-            of: try PackageExecutable.url("reeld").path,
-            ["--data-dir", dir.sub("data"), "--socket", dir.sub("reel.sock"), "--log-level", "warning", "--take-over"], environment: environment
-        )
+        // Reaped with `waitpid` as soon as it ends (Foundation's `Process` reaps late on a busy
+        // machine), though it leaves a detached daemon behind.
+        let reload = try await SpawnedProcess(
+            try PackageExecutable.url("reeld").path,
+            ["--data-dir", dir.sub("data"), "--socket", dir.sub("reel.sock"), "--log-level", "warning", "--take-over"],
+            environment: ["NOTIFY_SOCKET": systemd.path, "MAINPID": String(old.processIdentifier)], stderrPath: dir.sub("reload.err")
+        ).wait(within: .seconds(50))
         #expect(reload == 0, "the command ends once the new daemon serves")
         #expect(try await old.stop(signal: 0, within: .seconds(30)) == 0, "the old daemon hands over and exits")
         // The new daemon, detached from the command, named itself the main process.
@@ -145,32 +145,5 @@ extension ReeldSystemdTests {
         }
         kill(pid, SIGTERM)
         try await waitUntil("the new daemon to stop") { kill(pid, 0) != 0 }
-    }
-
-    /// Runs a program with its output thrown away and returns its exit status, reaping it with
-    /// `waitpid` on a thread of its own: a child that leaves a detached grandchild behind must be
-    /// seen to end as soon as it does (Foundation's `Process` reaps late on a busy machine).
-    static func exitStatus(of executable: String, _ arguments: [String], environment: [String: String]) async throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw SpawnError("cannot start \(executable): \(spawned)") }
-        let child = pid
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-                continuation.resume(returning: status & 0x7f == 0 ? (status >> 8) & 0xff : -1)
-            }
-        }
     }
 }
