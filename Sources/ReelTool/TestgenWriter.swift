@@ -45,20 +45,21 @@ struct TestgenOptions: Sendable {
 }
 
 /// Writes the Swift Testing file of `reel testgen`, folding the slice through `definition` with
-/// ``HistoryReplay`` as the test will: once as recorded, which must end in the recorded state
-/// (else these are not the reducers that recorded it), and once redacted, whose changes become the
-/// file's expectations.
+/// ``HistoryReplay`` as the test will; its changes become the file's expectations. The fold as
+/// recorded must end in the recorded state (else these are not the reducers that recorded it):
+/// without redaction that fold is the one written, checked at its end; redacted, the slice is
+/// folded as recorded first.
 struct TestgenWriter<State: StoreState> {
     let definition: StoreDefinition<State>
 
     func write(_ slice: TestgenSlice, options: TestgenOptions) throws(ToolError) -> String {
-        try checkReproduces(slice)
         var redaction: TestRedaction
         do {
             redaction = try TestRedaction(options.redactions)
         } catch {
             throw ToolError("--redact: \(error.message)", exitStatus: ExitStatus.usage)
         }
+        if !redaction.isEmpty { try checkReproduces(slice) }
         let start = redaction.redact(slice.startState)
         var lines = header(slice, options: options)
         var replay: HistoryReplay<State>
@@ -102,7 +103,8 @@ struct TestgenWriter<State: StoreState> {
                     try replay.fold(redacted)
                     after = try replay.state.jsonValue()
                 } catch {
-                    throw ToolError("seq \(envelope.seq) (\(envelope.action.type)) does not replay\(redaction.isEmpty ? "" : " once redacted"): \(error)")
+                    throw redaction.isEmpty
+                        ? notReplayed(error) : ToolError("seq \(envelope.seq) (\(envelope.action.type)) does not replay once redacted: \(error)")
                 }
                 call = "try replay.apply(\(envelope.seq), \(Self.literal(envelope.action.type))"
                 if redacted.action.payload != .null { call += ", \(Self.rawString(redacted.action.payload.jsonString))" }
@@ -115,6 +117,7 @@ struct TestgenWriter<State: StoreState> {
             lines.append("        \(call), change: \(Self.rawString(change)))")
             before = after
         }
+        if redaction.isEmpty, before != slice.endState { throw notReproduced(slice) }
         lines += ["    }", "}", ""]
         return lines.joined(separator: "\n")
     }
@@ -130,19 +133,24 @@ struct TestgenWriter<State: StoreState> {
                     try replay.fold(envelope)
                 }
             }
-            let made = try replay.state.jsonValue()
-            guard made == slice.endState else {
-                let seq = slice.actions.last?.seq ?? slice.startSeq
-                throw ToolError(
-                    "these reducers (\(definition.identity)) do not make the state recorded at seq \(seq) from that at seq \(slice.startSeq): "
-                        + "write the test with the program that recorded the history"
-                )
-            }
+            guard try replay.state.jsonValue() == slice.endState else { throw notReproduced(slice) }
         } catch let error as ToolError {
             throw error
         } catch {
-            throw ToolError("the slice does not replay with these reducers (\(definition.identity)): \(error)")
+            throw notReplayed(error)
         }
+    }
+
+    private func notReproduced(_ slice: TestgenSlice) -> ToolError {
+        let seq = slice.actions.last?.seq ?? slice.startSeq
+        return ToolError(
+            "these reducers (\(definition.identity)) do not make the state recorded at seq \(seq) from that at seq \(slice.startSeq): "
+                + "write the test with the program that recorded the history"
+        )
+    }
+
+    private func notReplayed(_ error: any Error) -> ToolError {
+        ToolError("the slice does not replay with these reducers (\(definition.identity)): \(error)")
     }
 
     private func header(_ slice: TestgenSlice, options: TestgenOptions) -> [String] {
