@@ -55,6 +55,7 @@ let package = Package(
         // `reeld --otlp-endpoint`: the daemon's spans to an OpenTelemetry collector (OTLP/HTTP only:
         // the gRPC exporter's dependencies would double the daemon's build).
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -206,6 +207,8 @@ let package = Package(
                 "ReelClient", "ReelConsole", "ReelQuery", "ReelStore", "ReelStorage", "ReelProtocol", "ReelCore", "ReelJSON", "ReelUI", "ReelTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // `reel bundle`'s files are gzip (zlib, through NIO's ByteBuffer).
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         // One call in an app's main: `serve` (the daemon) plus every `reel` command, for its reducers.

@@ -17,6 +17,9 @@ public struct StatsResult: MethodResult, Equatable {
     public var formatVersion: String?
     /// When the data directory was created.
     public var created: Timestamp?
+    /// The seq the history starts after, in a data directory made from a bundle (`nil`: from the
+    /// first action).
+    public var origin: UInt64?
     /// The LMDB map size in bytes.
     public var mapSize: Int64?
     /// Checkpoints kept beside the log (of any reducer).
@@ -136,6 +139,7 @@ public struct StatsResult: MethodResult, Equatable {
         put("reducer", reducer.map(JSONValue.string))
         put("formatVersion", formatVersion.map(JSONValue.string))
         put("created", created.map { .string($0.rfc3339) })
+        put("origin", origin.map(JSONValue.init(seq:)))
         put("mapSize", mapSize.map(JSONValue.int))
         put("checkpoints", checkpoints.map { .int(Int64($0)) })
         put("lastCheckpointSeq", lastCheckpointSeq.map(JSONValue.init(seq:)))
@@ -188,6 +192,7 @@ public struct StatsResult: MethodResult, Equatable {
         reducer = try take("reducer") { $0.stringValue }
         formatVersion = try take("formatVersion") { $0.stringValue }
         created = try take("created") { $0.stringValue.flatMap(Timestamp.init(rfc3339:)) }
+        origin = try take("origin", count)
         mapSize = try take("mapSize") { $0.intValue }
         checkpoints = try take("checkpoints", int)
         lastCheckpointSeq = try take("lastCheckpointSeq", count)

@@ -64,6 +64,7 @@ extension TimelineQueries {
         stats.reducer = timeline.definition.identity.description
         stats.formatVersion = directory.metadata.formatVersion
         stats.created = directory.metadata.created
+        if directory.metadata.origin > 0 { stats.origin = directory.metadata.origin }
         let usage = directory.mapUsage
         stats.mapSize = Int64(clamping: usage.mapSize)
         stats.mapUsed = Int64(clamping: usage.bytesUsed)

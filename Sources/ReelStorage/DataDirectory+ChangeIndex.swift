@@ -35,13 +35,14 @@ extension DataDirectory {
         }
     }
 
-    /// Empties the change index and starts it again for `reducer`, from seq 0.
+    /// Empties the change index and starts it again for `reducer`, from the history's start (seq 0,
+    /// or the origin of a directory made from a bundle).
     public func resetChangeIndex(reducer: ReducerIdentity) throws(StorageError) {
         guard let changes, !isReadOnly else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
         do {
             try env.write { txn in
                 try txn.clear(changes)
-                try txn.put(ChangeIndexKeys.encode(ChangeIndexStatus(indexedThrough: 0, reducer: reducer)), forKey: ChangeIndexKeys.statusKey, in: changes)
+                try txn.put(ChangeIndexKeys.encode(ChangeIndexStatus(indexedThrough: metadata.origin, reducer: reducer)), forKey: ChangeIndexKeys.statusKey, in: changes)
             }
         } catch {
             throw Self.wrap(error, "cannot reset the change index")

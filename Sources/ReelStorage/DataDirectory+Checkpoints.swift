@@ -16,6 +16,10 @@ extension DataDirectory {
     /// Checkpoints of other reducer versions are not trusted, and damaged ones (hash mismatch) are
     /// never loaded: both are passed over and reported in `skipped`, so the caller can say so. The
     /// returned checkpoint's hash has been checked.
+    ///
+    /// In a directory whose history starts after a seq (``Metadata/origin``), the checkpoint there
+    /// is that history's first state, whatever reducer wrote it: it is returned when no newer one
+    /// is, and its damage is an error (no replay can stand in for it).
     public func newestCheckpoint(
         atOrBefore seq: UInt64, reducer: ReducerIdentity
     ) throws(StorageError) -> (checkpoint: Checkpoint?, skipped: [SkippedCheckpoint]) {
@@ -23,10 +27,17 @@ extension DataDirectory {
             return try env.read { txn in
                 var skipped: [SkippedCheckpoint] = []
                 var found: Checkpoint?
+                let origin = metadata.origin
                 try txn.forEach(in: checkpoints, from: seq, reverse: true) { key, value in
                     let key = try Self.decodeSeq(key, checkpoints)
                     let checkpoint: Checkpoint
                     switch Result(catching: { () throws(StorageError) in try decodeCheckpoint(key, value, headerOnly: false) }) {
+                    case .success(let decoded) where origin > 0 && key == origin:
+                        guard decoded.isIntact else { throw Self.damagedOrigin(key, "its contents do not match its hash") }
+                        found = decoded
+                        return false
+                    case .failure(let error) where origin > 0 && key == origin:
+                        throw Self.damagedOrigin(key, error.message)
                     case .success(let decoded):
                         checkpoint = decoded
                     case .failure(let error) where error.code == .corrupt:
@@ -51,6 +62,9 @@ extension DataDirectory {
                     found = checkpoint
                     return false
                 }
+                if found == nil, origin > 0, seq >= origin {
+                    throw StorageError(.corrupt, "the state this history starts from (seq \(origin)) is missing from \(path)")
+                }
                 return (found, skipped)
             }
         } catch {
@@ -68,7 +82,7 @@ extension DataDirectory {
                 try txn.forEach(in: checkpoints, from: seq, reverse: true) { key, value in
                     let key = try Self.decodeSeq(key, checkpoints)
                     guard case .success(let header) = Result(catching: { () throws(StorageError) in try decodeCheckpoint(key, value, headerOnly: true) }),
-                        header.reducer == reducer
+                        header.reducer == reducer || (metadata.origin > 0 && key == metadata.origin)
                     else { return true }
                     found = key
                     return false
@@ -78,6 +92,10 @@ extension DataDirectory {
         } catch {
             throw Self.wrap(error, "cannot read checkpoints")
         }
+    }
+
+    private static func damagedOrigin(_ seq: UInt64, _ reason: String) -> StorageError {
+        StorageError(.corrupt, "the state this history starts from (the checkpoint at seq \(seq)) is damaged: \(reason); import the bundle again")
     }
 
     /// Every intact checkpoint's header (seq, reducer, time, hash; no state bytes), oldest first.

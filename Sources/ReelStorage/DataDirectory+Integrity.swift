@@ -78,8 +78,9 @@ extension DataDirectory {
     }
 
     private func scanLog(_ txn: borrowing LMDBReadTransaction, into report: inout IntegrityReport, progress: (UInt64) -> Void) {
-        // Seqs run 1...entries without a gap. Mark each key seen in that range; a key outside it
-        // is a garbled one, and keys out of order are reported once, where the order first breaks.
+        // Seqs run origin+1...origin+entries without a gap (origin: 0 but in a directory made from a
+        // bundle). Mark each key seen in that range; a key outside it is a garbled one, and keys
+        // out of order are reported once, where the order first breaks.
         let entries: UInt64
         do {
             entries = UInt64(try txn.count(in: log))
@@ -87,8 +88,9 @@ extension DataDirectory {
             report.damage.append(.init(kind: .log, reason: "the log's size cannot be read: \(Self.wrap(error, "reading the log").message)"))
             return
         }
+        let origin = metadata.origin
         var seen = SeqBitmap(count: entries)
-        var previous: UInt64 = 0
+        var previous = origin
         var reportedOrder = false
         do {
             try txn.forEach(in: log) { key, value in
@@ -102,11 +104,11 @@ extension DataDirectory {
                     reportedOrder = true
                 }
                 previous = seq
-                if seq >= 1 && seq <= entries {
-                    seen.insert(seq)
+                if seq > origin && seq - origin <= entries {
+                    seen.insert(seq - origin)
                 } else {
                     report.damage.append(.init(
-                        kind: .log, seq: seq, reason: "a key reads seq \(seq), outside the 1–\(entries) that LMDB counts (a damaged key)"
+                        kind: .log, seq: seq, reason: "a key reads seq \(seq), outside the \(origin + 1)–\(origin + entries) that LMDB counts (a damaged key)"
                     ))
                 }
                 let checked = value.withUnsafeBytes { bytes in
@@ -126,7 +128,7 @@ extension DataDirectory {
                 reason: "the log cannot be read past seq \(previous): \(Self.wrap(error, "walking the log").message)"
             ))
         }
-        for missing in seen.missingRanges() {
+        for missing in seen.missingRanges().map({ ($0.lowerBound + origin)...($0.upperBound + origin) }) {
             let what = missing.count == 1 ? "seq \(missing.lowerBound) is" : "seqs \(missing.lowerBound)–\(missing.upperBound) are"
             report.damage.append(.init(kind: .log, seq: missing.lowerBound, reason: "\(what) missing from the log"))
         }

@@ -118,7 +118,7 @@ extension DataDirectory {
         let written: Bool
         do {
             written = try Self.commit(
-                batch, env: env, databases: (log, dedup, checkpoints), types: types, changes: changes.flatMap { db in postings.map { (db, $0) } }
+                batch, env: env, databases: (log, dedup, checkpoints), origin: metadata.origin, types: types, changes: changes.flatMap { db in postings.map { (db, $0) } }
             )
         } catch {
             if postings != nil { feed?.postingsNotWritten() }
@@ -147,16 +147,17 @@ extension DataDirectory {
     @discardableResult
     static func commit(
         _ batch: EncodedBatch, env: LMDBEnvironment, databases: (log: LMDBDatabase, dedup: LMDBDatabase, checkpoints: LMDBDatabase),
-        types: TypeCatalog?, changes: (db: LMDBDatabase, postings: ChangePostings)? = nil
+        origin: UInt64, types: TypeCatalog?, changes: (db: LMDBDatabase, postings: ChangePostings)? = nil
     ) throws(StorageError) -> Bool {
         let (log, dedup, checkpoints) = databases
         // Encoded before the transaction: its body may run again after the map grows.
-        let checkpointRecords = batch.checkpoints.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
+        // The state a history starts from stays as it was made: nothing folds into it here.
+        let checkpointRecords = batch.checkpoints.filter { origin == 0 || $0.seq > origin }.map { (seq: $0.seq, bytes: CheckpointCodec.encode($0)) }
         let newTypes = types?.additions(in: batch) ?? [:]
         do {
             let written = try env.write { txn in
                 if let first = batch.records.first {
-                    let latest = try Self.latestSeq(txn, log)
+                    let latest = try Self.latestSeq(txn, log, origin: origin)
                     guard first.seq == latest + 1 else {
                         throw StorageError(.invalidWrite, "cannot append seq \(first.seq): the log ends at \(latest)")
                     }
@@ -200,43 +201,46 @@ extension DataDirectory {
     /// not moved there yet (``latestSeq()`` counts them).
     public func latestSeqInLMDB() throws(StorageError) -> UInt64 {
         do {
-            return try env.read { txn in try Self.latestSeq(txn, log) }
+            return try env.read { txn in try Self.latestSeq(txn, log, origin: metadata.origin) }
         } catch {
             throw Self.wrap(error, "cannot read the log")
         }
     }
 
-    /// The seq of the newest logged action; 0 for an empty log.
+    /// The seq of the newest logged action; for an empty log, the seq the history starts after
+    /// (``Metadata/origin``: 0 but in a directory made from a bundle).
     public func latestSeq() throws(StorageError) -> UInt64 {
         let acked = tail.withLock { $0 }  // before the transaction: see AckedTail
         do {
-            return max(acked.lastSeq, try env.read { txn in try Self.latestSeq(txn, log) })
+            return max(acked.lastSeq, try env.read { txn in try Self.latestSeq(txn, log, origin: metadata.origin) })
         } catch {
             throw Self.wrap(error, "cannot read the log")
         }
     }
 
     /// The last key of the log, checked against the number of entries LMDB counts and the first
-    /// key: seqs run from 1 without a gap, so they agree unless the file lost or garbled keys (a
-    /// damaged page can make a B-tree walk silently end early, and its tail must not pass for the
-    /// end of the log). Every reader asks this first, so a misshapen log is never served.
-    static func latestSeq(_ txn: borrowing some LMDBReadable & ~Copyable, _ log: LMDBDatabase) throws -> UInt64 {
-        var latest: UInt64 = 0
+    /// key: seqs run from `origin + 1` (1, but in a directory made from a bundle) without a gap,
+    /// so they agree unless the file lost or garbled keys (a damaged page can make a B-tree walk
+    /// silently end early, and its tail must not pass for the end of the log). Every reader asks
+    /// this first, so a misshapen log is never served.
+    static func latestSeq(_ txn: borrowing some LMDBReadable & ~Copyable, _ log: LMDBDatabase, origin: UInt64) throws -> UInt64 {
+        var latest = origin
         try txn.forEach(in: log, reverse: true) { key, _ in
             latest = try decodeSeq(key, log)
             return false
         }
         let entries = UInt64(try txn.count(in: log))
-        guard latest == entries else {
+        guard latest == origin + entries else {
             throw StorageError(
                 .corrupt, "the log is damaged: its index counts \(entries) actions but its last seq is \(latest)"
+                    + (origin == 0 ? "" : " (it starts after seq \(origin))")
             )
         }
-        if latest > 0 {
+        if entries > 0 {
             try txn.forEach(in: log) { key, _ in
                 let first = try decodeSeq(key, log)
-                guard first == 1 else {
-                    throw StorageError(.corrupt, "the log is damaged: it starts at seq \(first), not 1")
+                guard first == origin + 1 else {
+                    throw StorageError(.corrupt, "the log is damaged: it starts at seq \(first), not \(origin + 1)")
                 }
                 return false
             }
@@ -274,7 +278,7 @@ extension DataDirectory {
     ) throws {
         guard first <= last else { return }
         let acked = tail.withLock { $0 }  // before the transaction: see AckedTail
-        var expected = max(first, 1)
+        var expected = max(first, metadata.origin + 1)
         var stopped = false
         do {
             try env.read { txn in

@@ -58,6 +58,11 @@ public final class DataDirectory: Sendable {
         /// pipelined, p99 10–12 → 9.5–11 ms); tests keep it small, since every open reads the
         /// whole file.
         public var journalPreallocation: Int = 1 << 20
+        /// A new directory's history starts after this checkpoint: its seq is the directory's
+        /// ``Metadata/origin``, its state the one the first action folds into (`reel import
+        /// --bundle`). Written with the metadata, in the directory's first commit; ignored when
+        /// the directory exists.
+        public var origin: Checkpoint?
 
         public init(readOnly: Bool = false, initialMapSize: Int = 64 << 20, maxMapSize: Int = 1 << 40, durable: Bool = true) {
             self.readOnly = readOnly
@@ -173,7 +178,16 @@ public final class DataDirectory: Sendable {
         } catch {
             throw Self.wrap(error, "cannot open the databases in \(path)")
         }
-        var metadata = try Metadata.load(env: env, db: meta, path: path, reducerName: reducerName, readOnly: options.readOnly)
+        let checkpointsDB = checkpoints
+        let origin = options.origin.map { origin in
+            let record = CheckpointCodec.encode(origin)
+            return (seq: origin.seq, write: { (txn: borrowing LMDBWriteTransaction) throws -> Void in
+                try txn.put(record, forKey: origin.seq, in: checkpointsDB, append: false)
+            })
+        }
+        var metadata = try Metadata.load(
+            env: env, db: meta, path: path, reducerName: reducerName, readOnly: options.readOnly, origin: origin
+        )
         var upgraded = 0
         if metadata.formatVersion == "1" && !options.readOnly {
             upgraded = try Self.upgradeFromFormat1(env: env, databases: (log, checkpoints, dedup, meta), metadata: &metadata, path: path)
@@ -181,7 +195,7 @@ public final class DataDirectory: Sendable {
         self.metadata = metadata
         self.upgradedRecords = upgraded
         acceptsLegacyRecords = metadata.formatVersion == "1"
-        let (env, log, meta) = (env, log, meta)
+        let (env, log, meta, startsAfter) = (env, log, meta, metadata.origin)
         var catalog: TypeCatalog?
         do {
             catalog = try env.read { txn in try TypeCatalog.load(db: typesDB, meta: meta, in: txn) }
@@ -190,7 +204,7 @@ public final class DataDirectory: Sendable {
         }
         let latest = { () throws(StorageError) -> UInt64 in
             do {
-                return try env.read { txn in try Self.latestSeq(txn, log) }
+                return try env.read { txn in try Self.latestSeq(txn, log, origin: startsAfter) }
             } catch {
                 throw Self.wrap(error, "cannot read the log")
             }
@@ -203,7 +217,8 @@ public final class DataDirectory: Sendable {
             let databases = (log: log, dedup: self.dedup, checkpoints: self.checkpoints)
             let replayCatalog = catalog
             let (journal, recovered) = try Self.replayJournal(path: path, options: options, latest: try latest()) {
-                (batch) throws(StorageError) in try Self.commit(batch, env: env, databases: databases, types: replayCatalog)
+                (batch) throws(StorageError) in
+                try Self.commit(batch, env: env, databases: databases, origin: startsAfter, types: replayCatalog)
             }
             self.journal = journal
             journalActionsRecovered = recovered

@@ -158,7 +158,7 @@ extension DataDirectory {
     public func forEachEnvelopeReadingAhead(
         from first: UInt64, through last: UInt64, _ body: (ActionEnvelope) throws -> Bool
     ) throws {
-        let first = max(first, 1)  // seqs start at 1: a segment from 0 would look short
+        let first = max(first, metadata.origin + 1)  // seqs start after the origin: a segment from before would look short
         guard first <= last else { return }
         guard last - first >= Self.readAheadThreshold else {
             try forEachEnvelope(from: first, through: last, body)

@@ -77,7 +77,7 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
                     logger.notice("the change index was built by \(status.reducer): rebuilding it for \(timeline.definition.identity)")
                 }
                 try directory.resetChangeIndex(reducer: timeline.definition.identity)
-                status = ChangeIndexStatus(indexedThrough: 0, reducer: timeline.definition.identity)
+                status = ChangeIndexStatus(indexedThrough: directory.metadata.origin, reducer: timeline.definition.identity)
             }
         } catch {
             throw StoreError(error)

@@ -52,8 +52,9 @@ extension Timeline {
         var entries: [TypeVersion: HistoryCheck.Entry] = [:]
         var last: TypeVersion?
         let definition = self.definition
-        var result = Reconstruction(seq: latest, state: definition.initialState, checkpointSeq: nil, skippedCheckpoints: [], replayed: 0, refused: [])
-        try replay(from: 1, through: latest, into: &result, skipping: [], progress: progress) { envelope, error in
+        let origin = try self.origin()
+        var result = Reconstruction(seq: latest, state: origin.state, checkpointSeq: nil, skippedCheckpoints: [], replayed: 0, refused: [])
+        try replay(from: origin.seq + 1, through: latest, into: &result, skipping: [], progress: progress) { envelope, error in
             // Most actions repeat the previous one's type and version: one comparison each.
             let key: TypeVersion
             if let last, last.version == envelope.version, last.type == envelope.type {

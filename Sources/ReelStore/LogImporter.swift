@@ -8,7 +8,8 @@ import ReelStorage
 ///
 /// The target must be new or empty: an import never mixes with an existing history. Seqs must
 /// run 1, 2, 3, … without gaps, because a log that does not start at 1 has no known state to
-/// start from. An action the reducers refuse stops the import: the export was made with other
+/// start from; or, given a state to start from (`options.storage.origin`, a bundle's), from the
+/// seq after it. An action the reducers refuse stops the import: the export was made with other
 /// reducers, and the new directory would not replay to the same state.
 ///
 /// ```swift
@@ -23,7 +24,8 @@ public final class LogImporter<State: StoreState> {
 
     public let timeline: Timeline<State>
     private let fold: Fold<State>
-    private var state: State
+    /// The state the actions appended so far folded into.
+    public private(set) var state: State
     private var seq: UInt64 = 0
     /// Actions encoded as the log stores them (weighed as they come, for checkpoint spacing) and
     /// checkpoints, not committed yet.
@@ -46,13 +48,17 @@ public final class LogImporter<State: StoreState> {
             throw StoreError(error)
         }
         timeline = Timeline(directory: directory, definition: definition)
-        let existing = try timeline.latestSeq()
-        guard existing == 0 else {
-            throw StoreError(.invalidArgument, "\(path) already holds \(existing) actions: import only into a new or empty data directory")
+        let origin = directory.metadata.origin
+        if let wanted = storage.origin, wanted.seq != origin {
+            throw StoreError(.invalidArgument, "\(path) is a data directory already: a history starting after seq \(wanted.seq) is imported only into a new one")
         }
-        spacing = CheckpointSpacing(options: options, lastSeq: 0)
+        let existing = try timeline.latestSeq()
+        guard existing == origin else {
+            throw StoreError(.invalidArgument, "\(path) already holds \(existing - origin) actions: import only into a new or empty data directory")
+        }
+        spacing = CheckpointSpacing(options: options, lastSeq: origin)
         fold = Fold(definition: definition)
-        state = definition.initialState
+        (seq, state) = try timeline.origin()
     }
 
     /// The seq of the last action appended.
@@ -60,24 +66,29 @@ public final class LogImporter<State: StoreState> {
 
     /// Folds and queues one exported action.
     ///
+    /// - Parameter keepingRefused: log an action the reducers refuse all the same, leaving the
+    ///   state as it was (as a replay takes it), and return the refusal; otherwise it is thrown.
     /// - Throws: ``StoreError`` `.invalidArgument` for a seq out of order, `.rejected` or
     ///   `.unknownActionType` (with the seq) when the reducers refuse it, `.storage`.
     @_specialize(where State == JSONValue)
-    public func append(_ envelope: ActionEnvelope) throws(StoreError) {
+    @discardableResult
+    public func append(_ envelope: ActionEnvelope, keepingRefused: Bool = false) throws(StoreError) -> StoreError? {
         guard envelope.seq == seq + 1 else {
             throw StoreError(
                 .invalidArgument,
-                seq == 0 && envelope.seq > 1
+                seq == 0 && envelope.seq > 1 && timeline.directory.metadata.origin == 0
                     ? "the export starts at seq \(envelope.seq): an import needs the whole log from seq 1"
                     : "seq \(envelope.seq) follows seq \(seq): the exported actions must be consecutive"
             )
         }
         // `@revert` reads the state it restores from committed history: commit what is queued.
         if envelope.action.isReserved { try flush() }
+        var refusal: StoreError?
         do {
             try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in try timeline.state(at: to) }
         } catch {
-            throw StoreError(error.code, "action \(envelope.seq) (\(envelope.type)) is refused by \(timeline.definition.identity): \(error.message)")
+            refusal = StoreError(error.code, "action \(envelope.seq) (\(envelope.type)) is refused by \(timeline.definition.identity): \(error.message)")
+            guard keepingRefused, error.code == .rejected || error.code == .unknownActionType else { throw refusal! }
         }
         seq = envelope.seq
         let record = EnvelopeCodec.encode(
@@ -89,6 +100,7 @@ public final class LogImporter<State: StoreState> {
             try queueCheckpoint()
         }
         if pendingRecords.count >= Self.actionsPerCommit { try flush() }
+        return refusal
     }
 
     /// Commits the rest and writes a checkpoint at the last seq.

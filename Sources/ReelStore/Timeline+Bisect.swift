@@ -43,16 +43,18 @@ extension Timeline {
             throw StoreError(.seqOutOfRange, "seq \(last) is beyond the latest seq \(latest)")
         }
         var result = BisectResult(seq: nil, through: last, probes: 0, actionsReplayed: 0)
-        // Known points: seq 0, every checkpoint of this reducer in between, and `last`.
-        var points: [UInt64] = [0]
+        // Known points: the history's start (seq 0, or a bundle's origin), every checkpoint of this
+        // reducer in between, and `last`.
+        let origin = try self.origin()
+        var points: [UInt64] = [origin.seq]
         do {
             points += try directory.checkpointHeaders()
-                .filter { $0.reducer == definition.identity && $0.seq > 0 && $0.seq < last }
+                .filter { $0.reducer == definition.identity && $0.seq > origin.seq && $0.seq < last }
                 .map(\.seq)
         } catch {
             throw StoreError(error)
         }
-        if last > 0 { points.append(last) }
+        if last > origin.seq { points.append(last) }
         let estimate = Self.log2Ceiling(points.count) + Self.log2Ceiling(Int(clamping: last / UInt64(points.count))) + 2
 
         func holds(_ state: State, at seq: UInt64) throws(StoreError) -> Bool {
@@ -63,14 +65,14 @@ extension Timeline {
 
         let lastState = try reconstructCounting(at: last, into: &result)
         guard try holds(lastState, at: last) else { return result }
-        guard last > 0, !(try holds(definition.initialState, at: 0)) else {
-            result.seq = 0
+        guard last > origin.seq, !(try holds(origin.state, at: origin.seq)) else {
+            result.seq = origin.seq
             return result
         }
         // Binary search over the points: it holds at points[high], not at points[low].
         var low = 0
         var high = points.count - 1
-        var lowState = definition.initialState
+        var lowState = origin.state
         while high - low > 1 {
             let middle = (low + high) / 2
             let state = try reconstructCounting(at: points[middle], into: &result)

@@ -76,7 +76,7 @@ extension Timeline {
                 for (index, changed) in try walk.step(checking: leaves).enumerated() where changed { last[index] = step }
             }
         }
-        if indexed > 0 {
+        if indexed > directory.metadata.origin {
             try lastIndexedChanges(of: leaves, through: indexed, into: &last)
         }
         var entries: [BlameEntry] = []
@@ -140,7 +140,7 @@ extension Timeline {
             throw error
         } catch let error as StorageError where error.code == .corrupt {
             for (index, leaf) in leaves.enumerated() where last[index] == nil {
-                last[index] = try replayedChanges(of: leaf, from: 1, through: through).last
+                last[index] = try replayedChanges(of: leaf, from: directory.metadata.origin + 1, through: through).last
             }
         } catch {
             throw StoreError.walking(error, "read the change index")

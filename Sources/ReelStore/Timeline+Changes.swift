@@ -14,8 +14,10 @@ extension Timeline {
     /// How far the change index answers for this timeline's reducer: 0 when there is none, it is
     /// damaged, or it was built by another reducer version.
     public func indexedThrough() -> UInt64 {
-        guard let status = try? directory.changeIndexStatus(), status.reducer == definition.identity else { return 0 }
-        return status.indexedThrough
+        // (Nothing lies before a bundle's origin to index: the index starts there.)
+        let origin = directory.metadata.origin
+        guard let status = try? directory.changeIndexStatus(), status.reducer == definition.identity else { return origin }
+        return max(status.indexedThrough, origin)
     }
 
     /// The seqs in `from…through` whose action changed the value at `path` (absent counting as a
@@ -31,7 +33,7 @@ extension Timeline {
     ) throws(StoreError) -> ChangedSeqs {
         guard limit > 0 else { throw StoreError(.invalidArgument, "limit must be at least 1") }
         let latest = try latestSeq()
-        let first = max(from, 1)
+        let first = max(from, directory.metadata.origin + 1)
         let last = min(through ?? latest, latest)
         guard first <= last else { return ChangedSeqs(seqs: [], next: nil) }
         let indexed = min(indexedThrough(), last)

@@ -89,13 +89,13 @@ extension Timeline {
         return result
     }
 
-    /// `find`'s window: `from` (at least 1) through `to` (the latest seq when `nil`), and the
-    /// latest seq.
+    /// `find`'s window: `from` (at least the history's first seq: 1, or a bundle's origin + 1)
+    /// through `to` (the latest seq when `nil`), and the latest seq.
     func findWindow(from: UInt64, to: UInt64?) throws(StoreError) -> (first: UInt64, last: UInt64, latest: UInt64) {
         let latest = try latestSeq()
         let last = to ?? latest
         guard last <= latest else { throw StoreError(.seqOutOfRange, "seq \(last) is beyond the latest seq \(latest)") }
-        let first = max(from, 1)
+        let first = max(from, directory.metadata.origin + 1)
         guard first <= last else {
             guard first <= latest else { throw StoreError(.seqOutOfRange, "seq \(first) is beyond the latest seq \(latest)") }
             throw StoreError(.seqOutOfRange, "from (\(first)) is past to (\(last))")

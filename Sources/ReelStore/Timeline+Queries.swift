@@ -118,13 +118,14 @@ extension Timeline {
         let filter = HistoryFilter(types: types, correlationId: correlationId)
         let last: UInt64
         if let to { last = to } else { last = try latestSeq() }
+        let first = max(from, directory.metadata.origin + 1)  // (a bundle's history starts after its origin)
         if let changed {
-            return try historyOfChanges(to: changed, from: max(from, 1), through: last, limit: limit, filter: filter, newestFirst: newestFirst)
+            return try historyOfChanges(to: changed, from: first, through: last, limit: limit, filter: filter, newestFirst: newestFirst)
         }
-        if newestFirst { return try historyNewestFirst(from: max(from, 1), through: last, limit: limit, filter: filter) }
+        if newestFirst { return try historyNewestFirst(from: first, through: last, limit: limit, filter: filter) }
         var page = LogPage(actions: [], next: nil)
         do {
-            try directory.forEachEnvelope(from: max(from, 1), through: last) { envelope in
+            try directory.forEachEnvelope(from: first, through: last) { envelope in
                 if !filter.keeps(envelope) { return true }
                 if page.actions.count == limit {
                     page.next = envelope.seq

@@ -64,6 +64,9 @@ extension Timeline {
         guard from <= last else {
             throw StoreError(.invalidArgument, "cannot verify from seq \(from) through the earlier seq \(last)")
         }
+        // A history made from a bundle starts from the state it holds at its origin, trusted as
+        // the initial state is.
+        let from = max(from, directory.metadata.origin)
         var state = try startingState(from: from)
         var report = VerifyReport()
         var pending: [Checkpoint] = []
@@ -117,6 +120,7 @@ extension Timeline {
     /// The state a verification segment starts from: the initial state, or a checkpoint's.
     private func startingState(from seq: UInt64) throws(StoreError) -> State {
         guard seq > 0 else { return definition.initialState }
+        if seq == directory.metadata.origin { return try origin().state }
         let checkpoint: Checkpoint?
         do {
             checkpoint = try directory.checkpoint(at: seq)

@@ -26,7 +26,17 @@ public struct Timeline<State: StoreState>: Sendable {
         do { return try directory.latestSeq() } catch { throw StoreError(error) }
     }
 
-    /// The state at `seq`: the initial state folded with actions 1…seq.
+    /// Where this history starts: seq 0 and the reducers' initial state, or, in a directory made
+    /// from a bundle (``Metadata/origin``), the seq the bundle starts after and its state there.
+    /// Nothing before it can be read.
+    public func origin() throws(StoreError) -> (seq: UInt64, state: State) {
+        let seq = directory.metadata.origin
+        guard seq > 0 else { return (0, definition.initialState) }
+        return (seq, try state(at: seq))
+    }
+
+    /// The state at `seq`: the initial state folded with actions 1…seq (or the origin's state
+    /// with the actions after it).
     public func state(at seq: UInt64) throws(StoreError) -> State {
         try reconstruct(at: seq).state
     }
@@ -46,6 +56,7 @@ public struct Timeline<State: StoreState>: Sendable {
         guard seq <= latest else {
             throw StoreError(.seqOutOfRange, "seq \(seq) is beyond the latest seq \(latest)")
         }
+        try checkNotBeforeOrigin(seq)
         let found: (checkpoint: Checkpoint?, skipped: [SkippedCheckpoint])
         do {
             found = try directory.newestCheckpoint(atOrBefore: seq, reducer: definition.identity)
@@ -71,6 +82,16 @@ public struct Timeline<State: StoreState>: Sendable {
         let start = (result.checkpointSeq ?? 0) + 1
         try replay(from: start, through: seq, into: &result, skipping: [], progress: progress)
         return result
+    }
+
+    /// Refuses a seq before the one this history starts after (a directory made from a bundle).
+    func checkNotBeforeOrigin(_ seq: UInt64) throws(StoreError) {
+        let origin = directory.metadata.origin
+        guard seq < origin else { return }
+        throw StoreError(
+            .seqOutOfRange,
+            "seq \(seq) is before this history's start: it holds the state at seq \(origin) and the actions after it (a bundle's slice)"
+        )
     }
 
     /// The state at `seq`, going on from `folded` (a state this timeline's reducers folded at an

@@ -145,6 +145,18 @@ public struct HistoryDivergence: Error, CustomStringConvertible {
     public var type: String
     public var differences: [Difference]
 
+    public init(seq: UInt64, type: String, differences: [Difference]) {
+        (self.seq, self.type, self.differences) = (seq, type, differences)
+    }
+
+    /// How the state the reducers made after `seq` differs from the recorded one; `nil` when it
+    /// does not.
+    public init?(seq: UInt64, type: String, expected: JSONValue, actual: JSONValue) {
+        let differences = Self.differences(expected: expected, actual: actual, under: JSONPointer.root)
+        guard !differences.isEmpty else { return nil }
+        self.init(seq: seq, type: type, differences: differences)
+    }
+
     /// The most fields a description lists.
     static let listed = 10
 

@@ -6,19 +6,27 @@ import ReelProtocol
 import ReelStorage
 import ReelStore
 
-/// `reel import FILE --data-dir NEW`: build a new data directory from exported actions.
+/// `reel import FILE --data-dir NEW`: build a new data directory from exported actions, or
+/// (`--bundle FILE`) from a bundle.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "import", abstract: "Build a new data directory from exported actions.",
+        commandName: "import", abstract: "Build a new data directory from exported actions or a bundle.",
         discussion: """
             FILE holds NDJSON actions as `export` writes them ('-' for stdin), starting at seq 1 \
             with no gaps. Each action is folded with this program's reducers, keeping its seq, time, \
             peer (with its exe) and meta, and checkpoints are written on the way. The target must be new or empty; if \
             the import fails, the directory it created is removed. With --json: {"path", "seq", "checkpoints"}.
+
+            With --bundle FILE (what `bundle` writes), the directory's history starts from the \
+            bundle's first state and holds its actions with their seqs; each action's outcome is \
+            compared with the one the bundle recorded, and the import fails, naming the first \
+            action that differs and each differing field, when this program's reducers make \
+            something else of it. With --json: {"path", "from", "to", "checkpoints", "digest"}.
             """
     )
 
-    @Argument(help: ArgumentHelp("The exported actions, or - for stdin.", valueName: "file")) var file: String
+    @Argument(help: ArgumentHelp("The exported actions, or - for stdin.", valueName: "file")) var file: String?
+    @Option(name: .customLong("bundle"), help: ArgumentHelp("Import this bundle instead.", valueName: "file")) var bundle: String?
     @Option(name: .customLong("data-dir"), help: ArgumentHelp("The new data directory.", valueName: "path")) var dataDir: String
     @Option(
         name: .customLong("checkpoint-every"), parsing: .unconditional,
@@ -29,6 +37,14 @@ struct ImportCommand: AsyncParsableCommand {
     var checkpointEvery: UInt64 = 10_000
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        switch (file, bundle) {
+        case (nil, nil): throw ValidationError("give the exported actions (FILE, or - for stdin) or --bundle FILE")
+        case (.some, .some): throw ValidationError("FILE and --bundle exclude each other: import an export or a bundle")
+        default: break
+        }
+    }
+
     func run() async throws {
         let printer = output.printer
         let existed = FileManager.default.fileExists(atPath: dataDir)
@@ -38,34 +54,13 @@ struct ImportCommand: AsyncParsableCommand {
         {
             throw ToolError("\(dataDir) is not empty: import only builds a new data directory (choose a new path)")
         }
-        let target = try ToolContext.current.openImport(dataDir, checkpointEvery)
-        let size = InputReader.size(of: file)
-        let progress = printer.progress("importing", total: UInt64(size ?? 0))
         do {
-            try InputReader.forEachLine(path: file, progress: { progress.update(UInt64($0)) }) { (line, number) throws(ToolError) in
-                let json = try InputReader.json(line, what: "line \(number) of \(file == "-" ? "stdin" : file)")
-                let envelope: ActionEnvelope
-                do throws(RPCError) {
-                    envelope = try ActionEnvelope(wire: json)
-                } catch {
-                    throw ToolError("line \(number): \(error.message)", exitStatus: ExitStatus.dataError)
-                }
-                do throws(ToolError) {
-                    try target.append(envelope)
-                } catch {
-                    throw ToolError("line \(number): \(error.message)", exitStatus: error.exitStatus)
-                }
-            }
-            let done = try target.finish()
-            progress.finish()
-            if printer.isJSON {
-                printer.json(["path": .string(dataDir), "seq": JSONValue(seq: done.seq), "checkpoints": .int(Int64(done.checkpoints))])
-            } else {
-                printer.line("imported \(done.seq) actions into \(dataDir) (\(done.checkpoints) checkpoint(s))")
+            if let bundle {
+                try importBundle(bundle, printer: printer)
+            } else if let file {
+                try importExport(file, printer: printer)
             }
         } catch {
-            progress.finish()
-            target.close()
             // Nothing of a failed import is worth keeping, and the target was new or empty.
             if existed {
                 for entry in (try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? [] {
@@ -77,11 +72,80 @@ struct ImportCommand: AsyncParsableCommand {
             throw error
         }
     }
+
+    private func importExport(_ file: String, printer: Printer) throws(ToolError) {
+        let target = try ToolContext.current.openImport(dataDir, ImportSettings(checkpointEvery: checkpointEvery))
+        defer { target.close() }
+        let size = InputReader.size(of: file)
+        let progress = printer.progress("importing", total: UInt64(size ?? 0))
+        defer { progress.finish() }
+        try InputReader.forEachLine(path: file, progress: { progress.update(UInt64($0)) }) { (line, number) throws(ToolError) in
+            let json = try InputReader.json(line, what: "line \(number) of \(file == "-" ? "stdin" : file)")
+            let envelope: ActionEnvelope
+            do throws(RPCError) {
+                envelope = try ActionEnvelope(wire: json)
+            } catch {
+                throw ToolError("line \(number): \(error.message)", exitStatus: ExitStatus.dataError)
+            }
+            do throws(ToolError) {
+                try target.append(envelope)
+            } catch {
+                throw ToolError("line \(number): \(error.message)", exitStatus: error.exitStatus)
+            }
+        }
+        let done = try target.finish()
+        progress.finish()
+        if printer.isJSON {
+            printer.json(["path": .string(dataDir), "seq": JSONValue(seq: done.seq), "checkpoints": .int(Int64(done.checkpoints))])
+        } else {
+            printer.line("imported \(done.seq) actions into \(dataDir) (\(done.checkpoints) checkpoint(s))")
+        }
+    }
+
+    private func importBundle(_ path: String, printer: Printer) throws(ToolError) {
+        let bundle = try BundleFile.read(from: path)
+        let importer = BundleImport(bundle, checkpointEvery: checkpointEvery)
+        let progress = printer.progress("importing", total: UInt64(bundle.steps.count))
+        let outcome: BundleImport.Outcome
+        do {
+            defer { progress.finish() }
+            outcome = try importer.run(into: dataDir) { seq in progress.update(seq - bundle.startSeq) }
+        }
+        if let explanation = importer.explain(outcome) {
+            throw ToolError("\(path) does not reproduce here: \(explanation)", exitStatus: ExitStatus.negative)
+        }
+        let (first, last) = (bundle.startSeq + 1, bundle.endSeq)
+        if printer.isJSON {
+            printer.json([
+                "path": .string(dataDir), "from": JSONValue(seq: first), "to": JSONValue(seq: last),
+                "checkpoints": .int(Int64(outcome.checkpoints)), "digest": .string(outcome.digest),
+            ])
+        } else {
+            printer.line(
+                "imported seqs \(first)…\(last) of \(path) into \(dataDir) (\(outcome.checkpoints) checkpoint(s)): every action changed the state "
+                    + "as recorded, and the state at seq \(last) has the bundle's digest \(outcome.digest)"
+            )
+        }
+    }
+}
+
+/// How `import` makes its data directory.
+struct ImportSettings: Sendable {
+    var checkpointEvery: UInt64
+    /// The state the history starts from, and its seq (a bundle's); `nil`: the initial state, seq 0.
+    var origin: Checkpoint?
+    /// `false` for a directory nobody keeps (a bundle opened for reading): no sync at commit.
+    var durable = true
 }
 
 /// Where `import` writes: a new data directory folded with the program's reducers.
 protocol ImportTarget {
     func append(_ envelope: ActionEnvelope) throws(ToolError)
+    /// Appends an action the reducers may refuse: it is logged all the same, the state left as
+    /// it was, and the refusal returned.
+    func appendKeepingRefused(_ envelope: ActionEnvelope) throws(ToolError) -> String?
+    /// The state the actions appended so far folded into, as JSON.
+    func state() throws(ToolError) -> JSONValue
     func finish() throws(ToolError) -> (seq: UInt64, checkpoints: Int)
     func close()
 }
@@ -89,11 +153,33 @@ protocol ImportTarget {
 final class StoreImportTarget<State: StoreState>: ImportTarget {
     private var importer: LogImporter<State>?
 
-    init(path: String, definition: StoreDefinition<State>, checkpointEvery: UInt64) throws(ToolError) {
+    init(path: String, definition: StoreDefinition<State>, settings: ImportSettings) throws(ToolError) {
+        var options = StoreOptions(checkpointEvery: settings.checkpointEvery)
+        options.storage.origin = settings.origin
+        options.storage.durable = settings.durable
         do {
-            importer = try LogImporter(path: path, definition: definition, options: StoreOptions(checkpointEvery: checkpointEvery))
+            importer = try LogImporter(path: path, definition: definition, options: options)
         } catch {
             throw ToolError(error)
+        }
+    }
+
+    func appendKeepingRefused(_ envelope: ActionEnvelope) throws(ToolError) -> String? {
+        do {
+            return try importer?.append(envelope, keepingRefused: true)?.message
+        } catch where error.code == .storage {
+            throw ToolError(error)
+        } catch {
+            throw ToolError(error.message, exitStatus: ExitStatus.dataError)
+        }
+    }
+
+    func state() throws(ToolError) -> JSONValue {
+        guard let importer else { throw ToolError("the import was closed") }
+        do {
+            return try importer.state.jsonValue()
+        } catch {
+            throw ToolError("the state after seq \(importer.latestSeq) does not encode as JSON: \(error)")
         }
     }
 

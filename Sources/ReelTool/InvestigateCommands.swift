@@ -93,11 +93,14 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         let latest = try await store.latestSeq()
         let reducer = try await store.reducer()
-        let checkpoints = try await store.checkpoints()
+        // A directory made from a bundle starts from the state at its origin, trusted as the
+        // initial state is: its checkpoint there is not compared with anything.
+        let origin = try await store.stats().origin ?? 0
+        let checkpoints = try await store.checkpoints().filter { $0.seq > origin }
         // Segments end at each checkpoint of this reducer, then at the latest seq.
         var ends = checkpoints.filter { $0.reducer == reducer && $0.seq <= latest && $0.seq > 0 }.map(\.seq)
         if ends.last != latest { ends.append(latest) }
-        let progress = printer.progress("verifying", total: latest)
+        let progress = printer.progress("verifying", total: latest - origin)
         defer { progress.finish() }
         var matched: [UInt64] = []
         var skipped: [SeqReason] = checkpoints.filter { $0.reducer != reducer }.map {
@@ -109,7 +112,7 @@ struct VerifyCommand: AsyncParsableCommand {
             matched += outcome.matched
             refused += outcome.refused
             skipped += outcome.skipped.filter { skip in !skipped.contains { $0.seq == skip.seq } }
-            progress.update(end)
+            progress.update(end - origin)
             mismatch = outcome.mismatch
             return mismatch == nil
         }
@@ -131,7 +134,7 @@ struct VerifyCommand: AsyncParsableCommand {
             printer.json(.object(result))
         } else {
             reportDamage(printer, scan)
-            report(printer, latest: latest, matched: matched, skipped: skipped, refused: refused, mismatch: mismatch)
+            report(printer, actions: latest - origin, matched: matched, skipped: skipped, refused: refused, mismatch: mismatch)
         }
         if !ok { throw ExitCode(ExitStatus.negative) }
     }
@@ -162,7 +165,7 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     private func report(
-        _ printer: Printer, latest: UInt64, matched: [UInt64], skipped: [SeqReason], refused: [SeqReason], mismatch: VerifyOutcome.Mismatch?
+        _ printer: Printer, actions: UInt64, matched: [UInt64], skipped: [SeqReason], refused: [SeqReason], mismatch: VerifyOutcome.Mismatch?
     ) {
         let style = printer.style
         for skip in skipped { printer.note("checkpoint at seq \(skip.seq) not compared: \(skip.reason)") }
@@ -180,7 +183,7 @@ struct VerifyCommand: AsyncParsableCommand {
             printer.line("\(matched.count) checkpoint(s) before it matched")
         } else if refused.isEmpty {
             let what = matched.isEmpty ? "no checkpoint to compare with" : "\(matched.count) checkpoint(s) match"
-            printer.line(style.green("verified \(latest) actions: \(what)"))
+            printer.line(style.green("verified \(actions) actions: \(what)"))
         }
     }
 }

@@ -115,7 +115,7 @@ struct RootCommand: AsyncParsableCommand {
             DispatchCommand.self, GetCommand.self, WatchCommand.self, LogCommand.self, ShowCommand.self,
             DiffCommand.self, ReplayCommand.self, BisectCommand.self, FindCommand.self, BlameCommand.self, VerifyCommand.self, ExportCommand.self, DescribeCommand.self,
             ImportCommand.self, RevertCommand.self, BackupCommand.self, StatsCommand.self, CheckpointsCommand.self, UICommand.self,
-            ShadowCommand.self, ShadowWorkerCommand.self, CheckHistoryCommand.self, TestgenCommand.self,
+            ShadowCommand.self, ShadowWorkerCommand.self, CheckHistoryCommand.self, TestgenCommand.self, BundleCommand.self,
         ]
         if context.serve != nil { subcommands.insert(ServeCommand.self, at: 0) }
         return CommandConfiguration(

@@ -21,18 +21,27 @@ struct SourceOptions: ParsableArguments {
     )
     var dataDir: String?
 
+    @Option(
+        name: .customLong("bundle"),
+        help: ArgumentHelp("Read this bundle (what `bundle` writes), replayed with this program's reducers.", valueName: "file")
+    )
+    var bundle: String?
+
     @OptionGroup var output: OutputOptions
 
+    var location: StoreLocation { StoreLocation(socket: socket, dataDir: dataDir, bundle: bundle) }
+
     func validate() throws {
-        try StoreLocation(socket: socket, dataDir: dataDir).validate()
+        try location.validate()
     }
 
     /// The socket to use: the flag, then `$REEL_SOCKET`, then the default.
-    var socketPath: String { StoreLocation(socket: socket, dataDir: dataDir).socketPath }
+    var socketPath: String { location.socketPath }
 
-    /// Opens the store the options name: the data directory offline, or a connection to the daemon.
+    /// Opens the store the options name: the data directory or the bundle offline, or a
+    /// connection to the daemon.
     func open() async throws(ToolError) -> any StoreSource {
-        try await StoreLocation(socket: socket, dataDir: dataDir).open()
+        try await location.open()
     }
 }
 
@@ -85,6 +94,12 @@ struct PageSourceOptions: ParsableArguments {
     )
     var dataDir: String?
 
+    @Option(
+        name: .customLong("bundle"),
+        help: ArgumentHelp("Read this bundle (what `bundle` writes), replayed with this program's reducers.", valueName: "file")
+    )
+    var bundle: String?
+
     @Flag(name: .customLong("json"), help: ArgumentHelp("Refused: the page has no JSON output.", visibility: .hidden))
     var json = false
 
@@ -95,22 +110,24 @@ struct PageSourceOptions: ParsableArguments {
         if json {
             throw ValidationError("--json: ui prints only the page's URL; the page's JSON API is described in docs/TIME-TRAVEL.md")
         }
-        try StoreLocation(socket: socket, dataDir: dataDir).validate()
+        try StoreLocation(socket: socket, dataDir: dataDir, bundle: bundle).validate()
     }
 
     func open() async throws(ToolError) -> any StoreSource {
-        try await StoreLocation(socket: socket, dataDir: dataDir).open()
+        try await StoreLocation(socket: socket, dataDir: dataDir, bundle: bundle).open()
     }
 }
 
-/// Where the store is: a daemon's socket, or a data directory.
+/// Where the store is: a daemon's socket, a data directory, or a bundle.
 struct StoreLocation {
     var socket: String?
     var dataDir: String?
+    var bundle: String?
 
     func validate() throws {
-        if socket != nil && dataDir != nil {
-            throw ValidationError("--socket and --data-dir exclude each other: talk to a daemon, or read a data directory")
+        let given = [("--socket", socket), ("--data-dir", dataDir), ("--bundle", bundle)].filter { $0.1 != nil }.map(\.0)
+        if given.count > 1 {
+            throw ValidationError("\(given.joined(separator: " and ")) exclude each other: talk to a daemon, read a data directory, or read a bundle")
         }
     }
 
@@ -124,6 +141,8 @@ struct StoreLocation {
         let source: any StoreSource
         if let dataDir {
             source = try ToolContext.current.openOffline(dataDir)
+        } else if let bundle {
+            source = try BundleSource.open(bundle)
         } else {
             source = try await LiveSource.connect(socketPath: socketPath, programName: ToolContext.current.programName)
         }

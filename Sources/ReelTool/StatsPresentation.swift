@@ -13,6 +13,7 @@ enum StatsPresentation {
         add("reducer", stats.reducer)
         add("format version", stats.formatVersion)
         add("created", stats.created?.rfc3339Seconds)
+        add("starts after", stats.origin.map { "seq \($0) (made from a bundle: nothing before it is held)" })
         add("map", stats.mapUsed.map { used in
             "\(bytes(Int(used))) used of \(stats.mapSize.map { bytes(Int($0)) } ?? "?")"
         } ?? stats.mapSize.map { bytes(Int($0)) })

@@ -9,12 +9,42 @@ import ReelJSON
 struct TestRedaction {
     let patterns: [[String]]
     private var placeholders: [String: Int] = [:]
+    private var issued: Set<String> = []
 
     init(_ paths: [String]) throws(JSONError) {
         patterns = try paths.map { path throws(JSONError) in try JSONPointer(path).tokens }
     }
 
     var isEmpty: Bool { patterns.isEmpty }
+
+    /// Where `value`, redacted, differs from itself: the pointers of values at a pattern that are
+    /// not placeholders (empty when it is redacted already).
+    mutating func exposed(in value: JSONValue) -> [(pointer: JSONPointer, value: JSONValue)] {
+        let redacted = redact(value)
+        guard redacted != value else { return [] }
+        return JSONPatch(from: redacted, to: value).operations.compactMap { operation in
+            value.value(at: operation.path).map { (operation.path, $0) }
+        }
+    }
+
+    /// The pointers under which `value` holds `target`, at most `limit` of them.
+    static func pointers(of target: JSONValue, in value: JSONValue, under base: [String] = [], limit: Int = 3) -> [JSONPointer] {
+        if value == target { return [JSONPointer(tokens: base)] }
+        var found: [JSONPointer] = []
+        switch value {
+        case .object(let members):
+            for key in members.keys.sorted() where found.count < limit {
+                found += pointers(of: target, in: members[key]!, under: base + [key], limit: limit - found.count)
+            }
+        case .array(let elements):
+            for (index, element) in elements.enumerated() where found.count < limit {
+                found += pointers(of: target, in: element, under: base + [String(index)], limit: limit - found.count)
+            }
+        default:
+            break
+        }
+        return found
+    }
 
     /// `value` with every value at a pattern replaced.
     mutating func redact(_ value: JSONValue) -> JSONValue {
@@ -48,10 +78,13 @@ struct TestRedaction {
     }
 
     private mutating func placeholder(for value: JSONValue) -> String {
+        // A placeholder stays itself: a state redacted again (to check it) is unchanged.
+        if case .string(let text) = value, issued.contains(text) { return text }
         let key = value.jsonString
         if let known = placeholders[key] { return "redacted-\(known)" }
         let next = placeholders.count + 1
         placeholders[key] = next
+        issued.insert("redacted-\(next)")
         return "redacted-\(next)"
     }
 }

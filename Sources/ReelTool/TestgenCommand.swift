@@ -77,49 +77,18 @@ struct TestgenCommand: AsyncParsableCommand {
         guard to.value <= latest else {
             throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(to.value) is beyond the latest seq \(latest)"))
         }
-        try await Self.checkRecordedBySameReducers(store, around: from.value...to.value, reducer: context.reducer)
-        let start = try await store.value(at: from.value - 1, path: .root).value
-        var actions: [ActionEnvelope] = []
-        var next: UInt64? = from.value
-        while let first = next, first <= to.value {
-            let page = try await store.history(from: first, to: to.value, limit: store.historyPageSize, types: nil)
-            actions += page.actions
-            next = page.next
-        }
-        var reverted: [UInt64: JSONValue] = [:]
-        for envelope in actions where envelope.action.type == StoreAction.revertType {
-            reverted[envelope.seq] = try await store.value(at: envelope.seq, path: .root).value
-        }
-        let end = try await store.value(at: to.value, path: .root).value
-        let slice = TestgenSlice(startSeq: from.value - 1, startState: start, actions: actions, endState: end, revertedStates: reverted)
+        try await HistorySlice.checkRecordedBySameReducers(store, around: from.value...to.value, reducer: context.reducer, to: "write the test")
+        let slice = try await HistorySlice.read(from: store, after: from.value - 1, through: to.value)
         let options = TestgenOptions(
             target: target, paths: paths, redactions: redactions, suiteName: name ?? "RecordedHistory\(from.value)To\(to.value)",
             commandLine: commandLine, reducer: context.reducer, stateFile: stateFile
         )
         let printer = source.output.printer
-        if stateFile == nil, start.jsonString.utf8.count > Self.inlineStateLimit {
-            printer.note("the state at seq \(from.value - 1) is written into the test whole (\(start.jsonString.utf8.count / 1024) KiB): --state-file FILE keeps it in a JSON file beside it")
+        let startBytes = slice.startState.jsonString.utf8.count
+        if stateFile == nil, startBytes > Self.inlineStateLimit {
+            printer.note("the state at seq \(from.value - 1) is written into the test whole (\(startBytes / 1024) KiB): --state-file FILE keeps it in a JSON file beside it")
         }
         printer.raw(try context.writeTest(slice, options))
-    }
-
-    /// The file's expectations are what this program's reducers make of the slice, so they must be
-    /// the reducers that recorded it: a live daemon's, and the checkpoint nearest the slice's (the
-    /// reducer that wrote a data directory stamps its checkpoints). Other reducers, whose changes
-    /// a `@revert` or a later action may hide from the end state's comparison, are refused.
-    static func checkRecordedBySameReducers(_ store: any StoreSource, around slice: ClosedRange<UInt64>, reducer: ReducerIdentity) async throws {
-        let serving = try await store.reducer()
-        guard serving == reducer else {
-            throw ToolError("\(store.label) folds with \(serving), this program with \(reducer): write the test with the program that recorded the history")
-        }
-        let checkpoints = try await store.checkpoints()
-        let nearest = checkpoints.last { $0.seq < slice.lowerBound } ?? checkpoints.first { $0.seq >= slice.lowerBound }
-        if let nearest, nearest.reducer != reducer {
-            throw ToolError(
-                "the history around seqs \(slice.lowerBound)…\(slice.upperBound) was folded by \(nearest.reducer) (its checkpoint at seq \(nearest.seq)), "
-                    + "not by this program's \(reducer): write the test with the program that recorded it"
-            )
-        }
     }
 
     /// What the file's first line says wrote it.

@@ -27,14 +27,17 @@ public struct ToolContext: Sendable {
     /// What each action type of the program's reducers accepts (`reel dispatch --help`).
     public let actions: [ActionDescription]
     let openOffline: @Sendable (String) throws(ToolError) -> any StoreSource
-    let openImport: @Sendable (String, UInt64) throws(ToolError) -> any ImportTarget
+    let openImport: @Sendable (String, ImportSettings) throws(ToolError) -> any ImportTarget
+    /// Folds a slice with this program's reducers as recorded, redacting the given paths
+    /// (`testgen`, `bundle`).
+    let foldSlice: @Sendable (HistorySlice, [String]) throws(ToolError) -> FoldedSlice
     /// This program's reducers folding a data directory for a shadow replay.
     let openShadow: @Sendable (String) throws(ToolError) -> any LocalShadow
     /// This program's reducers reading a data directory's whole history (`check-history`), with
     /// the seq reached now and then.
     let checkHistory: @Sendable (String, @escaping (UInt64) -> Void) throws(ToolError) -> HistoryCheck
     /// Writes `testgen`'s file for a slice, folding it with this program's reducers.
-    let writeTest: @Sendable (TestgenSlice, TestgenOptions) throws(ToolError) -> String
+    let writeTest: @Sendable (HistorySlice, TestgenOptions) throws(ToolError) -> String
     /// Where a test `testgen` writes finds these reducers: the stock reducer's for the stock
     /// definition; an app says its own (``ReelApp``), or `testgen --module --definition` does.
     public var testgenTarget: TestgenTarget?
@@ -58,9 +61,10 @@ public struct ToolContext: Sendable {
         reducer = definition.identity
         actions = definition.actionDescriptions
         openOffline = { path throws(ToolError) in try OfflineSource(path: path, definition: definition) }
-        openImport = { path, checkpointEvery throws(ToolError) in
-            try StoreImportTarget(path: path, definition: definition, checkpointEvery: checkpointEvery)
+        openImport = { path, settings throws(ToolError) in
+            try StoreImportTarget(path: path, definition: definition, settings: settings)
         }
+        foldSlice = { slice, redactions throws(ToolError) in try SliceFolder(definition: definition).fold(slice, redacting: redactions) }
         openShadow = { path throws(ToolError) in try LocalShadowSide(path: path, definition: definition) }
         writeTest = { slice, options throws(ToolError) in try TestgenWriter(definition: definition).write(slice, options: options) }
         testgenTarget = definition.identity == StoreDefinition<JSONValue>.stock.identity ? .stock : nil

@@ -16,7 +16,7 @@ struct TimeTravelAPI: Sendable {
     static let maxRows = 1_000
 
     func info() async throws(UIError) -> JSONValue {
-        [
+        var info: [String: JSONValue] = [
             "live": .bool(backend.isLive),
             "source": .string(backend.label),
             "reducer": .string(try await backend.reducer()),
@@ -25,6 +25,9 @@ struct TimeTravelAPI: Sendable {
             "canRevert": .bool(await backend.mayDispatch()),
             "shadow": .bool(shadowReport != nil),
         ]
+        // A history made from a bundle starts after a seq: the page's slider and log start there.
+        if let origin = try await backend.origin(), origin > 0 { info["origin"] = JSONValue(seq: origin) }
+        return .object(info)
     }
 
     /// The shadow report `reel ui` was given.

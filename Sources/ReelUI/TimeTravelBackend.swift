@@ -33,6 +33,12 @@ extension TimeTravelBackend {
         try await call(Method.Hello.self, HelloParams(client: "reel ui", protocolVersion: WireProtocol.version)).seq
     }
 
+    /// The seq the history starts after, when it is a bundle's (`stats`' `origin`); `nil` or 0
+    /// from the first action.
+    func origin() async throws(UIError) -> UInt64? {
+        try await call(Method.Stats.self, StatsParams()).origin
+    }
+
     /// Logged actions from `from` through `to` (the latest when `nil`), at most `limit`, only of
     /// `types` when given.
     func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(UIError) -> [ActionEnvelope] {

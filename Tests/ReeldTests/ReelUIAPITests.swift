@@ -191,4 +191,29 @@ import Testing
         #expect(refused.status == 403)
         try await offline.stop()
     }
+
+    /// `reel ui --bundle`: the page's history starts at the bundle's first state (`origin` in
+    /// /api/info, where the slider and the log begin), and seqs before it are refused.
+    @Test func aBundleStartsThePageAtItsOrigin() async throws {
+        let dir = try TemporaryDirectory()
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        try await daemon.start()
+        for n in 1...5 {
+            #expect(try await runProgram("reel", ["dispatch", "set", #"{"path":"/n","value":\#(n)}"#, "--socket", daemon.socketPath]).status == 0)
+        }
+        let file = dir.sub("slice.bundle")
+        let written = try await runProgram("reel", ["bundle", "--from", "3", "--to", "5", "-o", file, "--socket", daemon.socketPath])
+        #expect(written.status == 0, "\(written.errors)")
+        let page = try await Page.start(["--bundle", file])
+        let info = try page.json("/api/info")
+        #expect(info["origin"] == 2, "\(info)")
+        #expect(info["seq"] == 5)
+        #expect(info["live"] == false)
+        let history = try page.json("/api/history?from=1&limit=10")
+        #expect(history["actions"]?.arrayValue?.map { $0["seq"] } == [3, 4, 5], "\(history)")
+        #expect(try page.json("/api/state?at=2")["value"] == ["n": 2])
+        #expect(try page.get("/api/state?at=1").status != 200)
+        try await page.stop()
+        _ = try await daemon.stop()
+    }
 }

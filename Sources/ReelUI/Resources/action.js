@@ -19,9 +19,11 @@ let showReq = 0;
 export async function loadShow() {
   const id = ++showReq;
   const seq = S.current;
-  if (seq <= 0) {
+  if (seq <= S.origin) {
     actionDetail.textContent = '';
-    actionDetail.appendChild(el('p', 'empty', 'Seq 0 is the initial state: no action led to it.'));
+    actionDetail.appendChild(el('p', 'empty', S.origin > 0
+      ? `Seq ${seq} is the state this history starts from (a bundle's): its actions are not here.`
+      : 'Seq 0 is the initial state: no action led to it.'));
     actionPatch.textContent = '';
     actionPayload.textContent = '';
     actionDiff.setAttribute('data-seq', '0');

@@ -70,7 +70,7 @@ export async function runFind() {
   drawFindMarks();
   findResult.dataset.ranges = '';
   if (!condition) return show('Type a condition first, e.g. /character/hp < 0', true);
-  if (S.latest === 0) return show('no action yet: there is no seq to search', false);
+  if (S.latest === S.origin) return show('no action yet: there is no seq to search', false);
   show('finding…', false);
   try {
     const answer = await findRuns(condition, PAGE_RUNS, (count, through) => {
@@ -100,9 +100,9 @@ export async function runFind() {
 export function drawFindMarks() {
   marksEl.replaceChildren();
   marksEl.hidden = runs.length === 0;
-  if (!runs.length || S.latest <= 0) return;
+  if (!runs.length || S.latest <= S.origin) return;
   // Half a step either side, so a run of one seq is as wide as a step of the slider.
-  const at = (seq) => Math.min(100, Math.max(0, (seq / S.latest) * 100));
+  const at = (seq) => Math.min(100, Math.max(0, ((seq - S.origin) / (S.latest - S.origin)) * 100));
   for (const run of runs) {
     // A run open at the search's end is drawn to there: later actions were not asked about.
     const last = run.to === undefined ? Math.min(searched, S.latest) : run.to;

@@ -116,8 +116,8 @@ function syncSpacer() {
 
 function updateCount() {
   logCount.textContent = S.view
-    ? `${fmtInt(S.view.length)} of ${fmtInt(S.latest)}`
-    : plural(S.latest, 'action');
+    ? `${fmtInt(S.view.length)} of ${fmtInt(S.latest - S.origin)}`
+    : plural(S.latest - S.origin, 'action');
 }
 
 /** After the row count changed: spacer, count, empty message, render, fetch. */
@@ -281,7 +281,7 @@ function fetchVisible() {
   if (!S.view) {
     const pages = new Set();
     for (let i = first; i <= last; i++) {
-      if (!S.cache.has(i + 1)) pages.add(Math.floor(i / PAGE));
+      if (!S.cache.has(seqAt(i))) pages.add(Math.floor(i / PAGE));
     }
     for (const page of pages) {
       if (!pagesInFlight.has(page)) void fetchPage(page);
@@ -298,7 +298,7 @@ function fetchVisible() {
 
 async function fetchPage(page) {
   pagesInFlight.add(page);
-  const from = page * PAGE + 1;
+  const from = S.origin + page * PAGE + 1;
   const to = Math.max(from, Math.min(S.latest, from + PAGE - 1));
   try {
     const data = await api('/api/history', { from, to, limit: PAGE });

@@ -87,7 +87,7 @@ function onGlobalKey(event) {
     case ']': step(1); break;
     case 'Home':
       if (isSlider(target)) return; // native: the slider moves and fires input
-      setCurrent(0);
+      setCurrent(S.origin);
       break;
     case 'End':
       if (isSlider(target)) return;
@@ -227,6 +227,7 @@ async function loadInfo(attempt) {
     if (info.live && info.canDispatch) void loadActionTypes();
     revertButton.hidden = !(info.live && info.canRevert);
     if (attempt > 0) setStatus('', false);
+    S.origin = Number.isFinite(info.origin) ? info.origin : 0;
     S.latest = Number.isFinite(info.seq) ? info.seq : 0;
     applyLatest();
     setCurrent(S.latest, false); // start at the newest state, as a follower would

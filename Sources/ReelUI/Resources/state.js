@@ -9,8 +9,9 @@ import { clamp } from './util.js';
 export const S = {
   info: null,
   latest: 0,          // the latest seq
-  current: 0,         // the seq being looked at (0 = the initial state)
-  view: null,         // null: the whole log (row i is seq i+1); else the ascending seqs matching the filters
+  origin: 0,          // the seq the history starts after: 0, or a bundle's first state (/api/info)
+  current: 0,         // the seq being looked at (the origin: the state the history starts from)
+  view: null,         // null: the whole log (row i is seq origin+i+1); else the ascending seqs matching the filters
   cache: new Map(),   // seq -> envelope
   skipped: new Set(), // seqs skipped in the what-if replay
   markA: null,
@@ -20,12 +21,12 @@ export const S = {
 };
 
 /** The number of rows of the log: every seq, or only those matching the filters. */
-export const rowCount = () => (S.view ? S.view.length : S.latest);
-export const seqAt = (i) => (S.view ? S.view[i] : i + 1);
+export const rowCount = () => (S.view ? S.view.length : S.latest - S.origin);
+export const seqAt = (i) => (S.view ? S.view[i] : S.origin + i + 1);
 
 /** Index of the first row whose seq is >= seq (rowCount() when there is none). */
 export function lowerIndex(seq) {
-  if (!S.view) return clamp(seq - 1, 0, S.latest);
+  if (!S.view) return clamp(seq - S.origin - 1, 0, S.latest - S.origin);
   let lo = 0;
   let hi = S.view.length;
   while (lo < hi) {

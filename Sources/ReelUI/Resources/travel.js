@@ -34,20 +34,20 @@ const loadCurrentSoon = leadingDebounce(() => {
 /** Travels to `seq`: controls, selected row, then (debounced) the panels. */
 export function setCurrent(seq, scroll = true) {
   if (!Number.isFinite(seq)) return;
-  seq = clamp(Math.trunc(seq), 0, S.latest);
+  seq = clamp(Math.trunc(seq), S.origin, S.latest);
   S.current = seq;
   slider.value = String(seq);
   seqDisplay.textContent = String(seq);
   if (document.activeElement !== seqInput) seqInput.value = String(seq);
   updateStepButtons();
   stateNote.textContent = `at seq ${seq}`;
-  if (scroll && seq > 0) scrollToSeq(seq);
+  if (scroll && seq > S.origin) scrollToSeq(seq);
   refreshRows();
   loadCurrentSoon();
 }
 
 function updateStepButtons() {
-  stepFirst.disabled = stepBack.disabled = S.current <= 0;
+  stepFirst.disabled = stepBack.disabled = S.current <= S.origin;
   stepLast.disabled = stepForward.disabled = S.current >= S.latest;
 }
 
@@ -82,6 +82,8 @@ export function onLatest(seq) {
 }
 
 export function applyLatest() {
+  slider.min = String(S.origin);
+  seqInput.min = String(S.origin);
   slider.max = String(S.latest);
   seqInput.max = String(S.latest);
   seqLatest.textContent = fmtInt(S.latest);
@@ -101,7 +103,7 @@ export function wireTravelControls() {
   const fromSlider = () => setCurrent(Number(slider.value));
   slider.addEventListener('input', fromSlider);
   slider.addEventListener('change', fromSlider);
-  stepFirst.addEventListener('click', () => setCurrent(0));
+  stepFirst.addEventListener('click', () => setCurrent(S.origin));
   stepBack.addEventListener('click', () => step(-1));
   stepForward.addEventListener('click', () => step(1));
   stepLast.addEventListener('click', () => setCurrent(S.latest));
