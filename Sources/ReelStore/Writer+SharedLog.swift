@@ -262,6 +262,12 @@ extension Writer {
     /// equal bytes are the same action at the same place). An empty shared log is seeded with
     /// this node's history, so an existing store can become the first node of a cluster.
     private func checkAgreement(with sharedLog: any SharedLog) throws(SharedLogError) {
+        // A history made from a bundle lacks the seqs before its origin: it cannot seed a shared
+        // log, nor be a copy of one.
+        let origin = directory.metadata.origin
+        guard origin == 0 else {
+            throw disagree("this data directory was made from a bundle (its history starts after seq \(origin)): it cannot join a shared log")
+        }
         let recorded = try sharedLog.prepare(reducer: definition.identity)
         guard recorded.name == definition.identity.name else {
             throw disagree("the shared log at \(sharedLog.location) belongs to a store with the reducer '\(recorded.name)', not '\(definition.identity.name)'")

@@ -25,25 +25,17 @@ struct BundleCommand: AsyncParsableCommand {
     /// Every action of a bundle is held in memory while it is written and read.
     static let maxActions: UInt64 = 1_000_000
 
-    @Option(name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("The first seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
-    var from: SeqArgument
-    @Option(name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The last seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
-    var to: SeqArgument
+    @OptionGroup var slice: SliceOptions
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("The file to write.", valueName: "file"))
     var output: String
-    @Option(name: .customLong("redact"), help: ArgumentHelp("Replace the values at this path in the state and the payloads by placeholders (repeatable; * matches any member or index).", valueName: "pointer"))
-    var redactions: [String] = []
     @OptionGroup var source: SourceOptions
 
+    var from: SeqArgument { slice.from }
+    var to: SeqArgument { slice.to }
+    var redactions: [String] { slice.redactions }
+
     func validate() throws {
-        guard from.value >= 1 else { throw ValidationError("--from must be 1 or more: the bundle starts from the state at seq FROM-1") }
-        guard from.value <= to.value else { throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them") }
-        guard to.value - from.value < Self.maxActions else {
-            throw ValidationError("--from \(from.value) --to \(to.value) is \(to.value - from.value + 1) actions: a bundle holds at most \(Self.maxActions)")
-        }
-        for path in redactions {
-            do { _ = try JSONPointer(path) } catch { throw ValidationError("'\(path)' is not a JSON Pointer: \(error.message)") }
-        }
+        try slice.check(maxActions: Self.maxActions, limit: "a bundle holds at most")
     }
 
     func run() async throws {

@@ -1,7 +1,30 @@
+import ArgumentParser
 import ReelCore
 import ReelJSON
 import ReelProtocol
 import ReelTesting
+
+/// The slice `testgen` and `bundle` take: `--from A --to B`, and what to `--redact`.
+struct SliceOptions: ParsableArguments {
+    @Option(name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("The first seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
+    var from: SeqArgument
+    @Option(name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The last seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
+    var to: SeqArgument
+    @Option(name: .customLong("redact"), help: ArgumentHelp("Replace the values at this path in the state and the payloads by placeholders (repeatable; * matches any member or index).", valueName: "pointer"))
+    var redactions: [String] = []
+
+    /// Checks the range, at most `maxActions` long (`limit` says so), and each pointer.
+    func check(maxActions: UInt64, limit: String, paths: [String] = []) throws {
+        guard from.value >= 1 else { throw ValidationError("--from must be 1 or more: the slice starts after the state at seq FROM-1") }
+        guard from.value <= to.value else { throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them") }
+        guard to.value - from.value < maxActions else {
+            throw ValidationError("--from \(from.value) --to \(to.value) is \(to.value - from.value + 1) actions: \(limit) \(maxActions)")
+        }
+        for path in paths + redactions {
+            do { _ = try JSONPointer(path) } catch { throw ValidationError("'\(path)' is not a JSON Pointer: \(error.message)") }
+        }
+    }
+}
 
 /// A slice of history as a store holds it (`testgen`, `bundle`): the state before its first
 /// action, its actions, the state after its last, and the state after each `@revert` in it.

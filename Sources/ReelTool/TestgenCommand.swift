@@ -34,14 +34,9 @@ struct TestgenCommand: AsyncParsableCommand {
     /// A slice longer than this makes a file too long to compile in reasonable time.
     static let maxActions: UInt64 = 100_000
 
-    @Option(name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("The first seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
-    var from: SeqArgument
-    @Option(name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The last seq of the slice.", valueName: "seq"), transform: SeqArgument.parse)
-    var to: SeqArgument
+    @OptionGroup var slice: SliceOptions
     @Option(name: .customLong("path"), help: ArgumentHelp("Compare only this part of the state after each action (repeatable).", valueName: "pointer"))
     var paths: [String] = []
-    @Option(name: .customLong("redact"), help: ArgumentHelp("Replace the values at this path in the state and the payloads by placeholders (repeatable; * matches any member or index).", valueName: "pointer"))
-    var redactions: [String] = []
     @Option(name: .customLong("state-file"), help: ArgumentHelp("Write the start state to this JSON file, which the test reads from beside itself, instead of into the test.", valueName: "file"))
     var stateFile: String?
     @Option(help: ArgumentHelp("The test suite's name (a Swift type name).", valueName: "name"))
@@ -52,15 +47,12 @@ struct TestgenCommand: AsyncParsableCommand {
     var definition: String?
     @OptionGroup var source: SourceOptions
 
+    var from: SeqArgument { slice.from }
+    var to: SeqArgument { slice.to }
+    var redactions: [String] { slice.redactions }
+
     func validate() throws {
-        guard from.value >= 1 else { throw ValidationError("--from must be 1 or more: the slice starts after the state at seq FROM-1") }
-        guard from.value <= to.value else { throw ValidationError("--from \(from.value) is after --to \(to.value): no action lies between them") }
-        guard to.value - from.value < Self.maxActions else {
-            throw ValidationError("--from \(from.value) --to \(to.value) is \(to.value - from.value + 1) actions: write a test of at most \(Self.maxActions)")
-        }
-        for path in paths + redactions {
-            do { _ = try JSONPointer(path) } catch { throw ValidationError("'\(path)' is not a JSON Pointer: \(error.message)") }
-        }
+        try slice.check(maxActions: Self.maxActions, limit: "write a test of at most", paths: paths)
         if let name, !Self.isTypeName(name) { throw ValidationError("--name '\(name)' is not a Swift type name (letters, digits and _, not starting with a digit)") }
     }
 
