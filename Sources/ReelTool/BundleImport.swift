@@ -88,10 +88,10 @@ struct BundleImport {
     }
 }
 
-/// A bundle read as a store (`--bundle FILE`): folded into a scratch data directory, removed
-/// again when the command ends, and read offline like any other.
+/// A bundle read as a store (`--bundle FILE`): folded into a scratch data directory and read
+/// offline like any other. The directory's files are removed as soon as LMDB holds them open (it
+/// never opens them again), so that nothing is left behind, even by a command killed midway.
 struct BundleSource: StoreSource {
-    let directory: OfflineDirectory
     let inner: any StoreSource
     let label: String
     var historyPageSize: Int { inner.historyPageSize }
@@ -108,7 +108,8 @@ struct BundleSource: StoreSource {
                 Printer(context: .current, json: false, color: .auto).note("note: \(explanation); the states shown are this program's")
             }
             let inner = try ToolContext.current.openOffline(scratch.path)
-            return BundleSource(directory: scratch, inner: inner, label: "the bundle \(path) (seqs \(bundle.startSeq + 1)…\(bundle.endSeq))")
+            scratch.remove()
+            return BundleSource(inner: inner, label: "the bundle \(path) (seqs \(bundle.startSeq + 1)…\(bundle.endSeq))")
         } catch {
             scratch.remove()
             throw error
@@ -130,7 +131,6 @@ struct BundleSource: StoreSource {
 
     func close() async {
         await inner.close()
-        directory.remove()
     }
 }
 
