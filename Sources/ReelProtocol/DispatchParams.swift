@@ -21,7 +21,7 @@ public struct DispatchParams: Sendable, Equatable {
     /// they are meant to be ids (a UUID is 36 bytes), not documents.
     public static let maxIdempotencyKeyLength = 256
     /// (A constant: an array literal at the call would be allocated for every dispatch.)
-    static let paramNames = ["action", "actions", "expectedSeq", "idempotencyKey", "meta"]
+    static let paramNames = ["action", "actions", "expectedSeq", "idempotencyKey", "meta", "branch"]
 
     /// The actions, in order; exactly one unless ``isBatch``. Set through the initializers, which
     /// keep the two consistent.
@@ -35,6 +35,8 @@ public struct DispatchParams: Sendable, Equatable {
     /// The provenance logged with each of the actions (trace, correlation, cause, source); `nil`
     /// for none. Its members are checked when read from a request (``ActionMeta/problem(with:as:)``).
     public var meta: ActionMeta?
+    /// The branch the actions go to instead of the main history (``Method/BranchCreate``).
+    public var branch: String?
 
     /// One action.
     ///
@@ -122,6 +124,10 @@ public struct DispatchParams: Sendable, Equatable {
         } else {
             meta = nil
         }
+        branch = try reader.branch()
+        if branch != nil, idempotencyKey != nil {
+            throw .invalidParams("params.idempotencyKey is not taken with params.branch: a branch's dispatches are not deduplicated")
+        }
     }
 
     /// The params as a client sends them; `init(params:)` reads them back. A `null` payload is
@@ -142,6 +148,7 @@ public struct DispatchParams: Sendable, Equatable {
         if let expectedSeq { members["expectedSeq"] = JSONValue(seq: expectedSeq) }
         if let idempotencyKey { members["idempotencyKey"] = .string(idempotencyKey) }
         if let meta { members["meta"] = meta.jsonValue }
+        if let branch { members["branch"] = .string(branch) }
         return .object(members)
     }
 }

@@ -30,6 +30,9 @@ public struct HistoryParams: Sendable, Equatable {
     /// Only actions that changed the value at this pointer (absent counting as a value); `nil`
     /// for all.
     public var changed: JSONPointer?
+    /// The branch to read instead of the main history (its actions after the fork; the main
+    /// history's before).
+    public var branch: String?
 
     /// - Parameters:
     ///   - from: The first seq.
@@ -40,9 +43,10 @@ public struct HistoryParams: Sendable, Equatable {
     ///   - newestFirst: Newest first rather than oldest first.
     public init(
         from: UInt64 = 1, to: UInt64? = nil, limit: Int = HistoryParams.defaultLimit, types: Set<String>? = nil,
-        correlationId: String? = nil, newestFirst: Bool = false, changed: JSONPointer? = nil
+        correlationId: String? = nil, newestFirst: Bool = false, changed: JSONPointer? = nil, branch: String? = nil
     ) {
         self.changed = changed
+        self.branch = branch
         self.from = from
         self.to = to
         self.limit = limit
@@ -61,7 +65,7 @@ public struct HistoryParams: Sendable, Equatable {
     ///   or `"desc"`, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
         let reader = try ParamsReader(
-            params, method: Method.History.name, allowed: ["from", "to", "limit", "types", "correlationId", "changed", "order"]
+            params, method: Method.History.name, allowed: ["from", "to", "limit", "types", "correlationId", "changed", "order", "branch"]
         )
         from = try reader.seq("from") ?? 1
         to = try reader.seq("to")
@@ -92,6 +96,7 @@ public struct HistoryParams: Sendable, Equatable {
         if let correlationId, let problem = ActionMeta.problem(with: correlationId, as: .correlationId) {
             throw .invalidParams("params.correlationId \(problem): no action carries a longer one")
         }
+        branch = try reader.branch()
         switch reader["order"] {
         case nil, "asc"?: newestFirst = false
         case "desc"?: newestFirst = true
@@ -110,6 +115,7 @@ public struct HistoryParams: Sendable, Equatable {
         if let correlationId { members["correlationId"] = .string(correlationId) }
         if newestFirst { members["order"] = "desc" }
         if let changed { members["changed"] = .string(changed.description) }
+        if let branch { members["branch"] = .string(branch) }
         return .object(members)
     }
 }

@@ -82,6 +82,7 @@ public enum Method {
         Find.self,
         Blame.self,
         HandOver.self, TakeOverProgress.self,
+        BranchCreate.self, Branches.self, BranchDelete.self,
     ]
 
     private static let byName: [String: any ProtocolMethod.Type] = Dictionary(

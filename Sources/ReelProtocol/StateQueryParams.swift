@@ -1,3 +1,4 @@
+import ReelCore
 import ReelJSON
 
 // The params of the methods that read the state at some seq: `get`, `diff` and `replay`.
@@ -10,13 +11,17 @@ public struct GetParams: Sendable, Equatable {
     public var path: JSONPointer
     /// The seq to read the state at; `nil` for the latest.
     public var at: UInt64?
+    /// The branch to read instead of the main history.
+    public var branch: String?
 
     /// - Parameters:
     ///   - path: The part of the state to read.
     ///   - at: The seq, or `nil` for the latest.
-    public init(path: JSONPointer = .root, at: UInt64? = nil) {
+    ///   - branch: A branch to read instead of the main history.
+    public init(path: JSONPointer = .root, at: UInt64? = nil, branch: String? = nil) {
         self.path = path
         self.at = at
+        self.branch = branch
     }
 
     /// Reads and checks the params of a `get` call.
@@ -30,9 +35,10 @@ public struct GetParams: Sendable, Equatable {
 
     /// Reads the params of a method that takes those of `get` (`digest`), naming it in errors.
     init(params: JSONValue?, method: MethodName) throws(RPCError) {
-        let reader = try ParamsReader(params, method: method, allowed: ["path", "at"])
+        let reader = try ParamsReader(params, method: method, allowed: ["path", "at", "branch"])
         path = try reader.pointer("path")
         at = try reader.seq("at")
+        branch = try reader.branch()
     }
 
     /// The params as a client sends them; `init(params:)` reads them back. Defaults are omitted.
@@ -40,6 +46,7 @@ public struct GetParams: Sendable, Equatable {
         var members: [String: JSONValue] = [:]
         if !path.isRoot { members["path"] = .string(path.description) }
         if let at { members["at"] = JSONValue(seq: at) }
+        if let branch { members["branch"] = .string(branch) }
         return .object(members)
     }
 }
@@ -54,15 +61,28 @@ public struct DiffParams: Sendable, Equatable {
     public var to: UInt64
     /// The part of the state to compare; the root by default.
     public var path: JSONPointer
+    /// The branch whose states `from` and `to` are (the main history's when `nil`).
+    public var branch: String?
+    /// Another branch, whose state at `to` the patch leads to (two branches compared).
+    public var toBranch: String?
+    /// Whether the state at `to` is the main history's (with `branch` given): the patch then
+    /// turns the branch's state into the main history's.
+    public var toMain: Bool
 
     /// - Parameters:
     ///   - from: The seq the patch starts from.
     ///   - to: The seq the patch leads to.
     ///   - path: The part of the state to compare.
-    public init(from: UInt64, to: UInt64, path: JSONPointer = .root) {
+    ///   - branch: The branch of both states (`nil`: the main history).
+    ///   - toBranch: Another branch for the state at `to`.
+    ///   - toMain: The main history for the state at `to`.
+    public init(from: UInt64, to: UInt64, path: JSONPointer = .root, branch: String? = nil, toBranch: String? = nil, toMain: Bool = false) {
         self.from = from
         self.to = to
         self.path = path
+        self.branch = branch
+        self.toBranch = toBranch
+        self.toMain = toMain
     }
 
     /// Reads and checks the params of a `diff` call.
@@ -71,16 +91,32 @@ public struct DiffParams: Sendable, Equatable {
     /// - Throws: -32602 when `from` or `to` is missing or not a seq, for a path that is not a
     ///   JSON Pointer, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: Method.Diff.name, allowed: ["from", "to", "path"])
+        let reader = try ParamsReader(params, method: Method.Diff.name, allowed: ["from", "to", "path", "branch", "toBranch", "toMain"])
         from = try reader.requiredSeq("from", method: Method.Diff.name)
         to = try reader.requiredSeq("to", method: Method.Diff.name)
         path = try reader.pointer("path")
+        branch = try reader.branch()
+        if let other = try reader.string("toBranch") {
+            if let problem = BranchName.problem(other) { throw .invalidParams("params.toBranch: \(problem)") }
+            toBranch = other
+        } else {
+            toBranch = nil
+        }
+        switch reader["toMain"] {
+        case nil, .bool(false)?: toMain = false
+        case .bool(true)?: toMain = true
+        case let other?: throw .invalidParams("params.toMain must be true or false, not \(other.described)")
+        }
+        if toMain && toBranch != nil { throw .invalidParams("params.toMain and params.toBranch exclude each other") }
     }
 
     /// The params as a client sends them; `init(params:)` reads them back.
     public var jsonValue: JSONValue {
         var members: [String: JSONValue] = ["from": JSONValue(seq: from), "to": JSONValue(seq: to)]
         if !path.isRoot { members["path"] = .string(path.description) }
+        if let branch { members["branch"] = .string(branch) }
+        if let toBranch { members["toBranch"] = .string(toBranch) }
+        if toMain { members["toMain"] = true }
         return .object(members)
     }
 }

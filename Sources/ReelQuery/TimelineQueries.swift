@@ -52,6 +52,12 @@ public struct TimelineQueries<State: StoreState>: Sendable {
 
     /// `get`: the value at the path at `at`, or at the latest seq.
     public func get(_ params: GetParams) throws(StoreError) -> Snapshot<JSONValue> {
+        if let name = params.branch {
+            let branch = try self.branch(named: name)
+            let seq: UInt64
+            if let at = params.at { seq = at } else { seq = try branch.latestSeq() }
+            return Snapshot(seq: seq, value: try branch.value(at: seq, path: params.path))
+        }
         if params.at == nil, let latest {
             let now = latest()
             return Snapshot(seq: now.seq, value: try Timeline<State>.slice(now.state, path: params.path, seq: now.seq))
@@ -62,6 +68,13 @@ public struct TimelineQueries<State: StoreState>: Sendable {
 
     /// `history`: one page of logged actions.
     public func history(_ params: HistoryParams) throws(StoreError) -> HistoryPage {
+        if let name = params.branch {
+            guard params.changed == nil, params.correlationId == nil, !params.newestFirst else {
+                throw StoreError(.invalidArgument, "a branch's history is read oldest first, by range and types only (not 'changed', 'correlationId' or 'order')")
+            }
+            let page = try branch(named: name).history(from: params.from, to: params.to, limit: params.limit, types: params.types)
+            return HistoryPage(actions: page.actions, next: page.next)
+        }
         let page = try timeline.history(
             from: params.from, to: params.to, limit: params.limit, types: params.types, correlationId: params.correlationId,
             newestFirst: params.newestFirst, changed: params.changed
@@ -85,7 +98,38 @@ public struct TimelineQueries<State: StoreState>: Sendable {
 
     /// `diff`: the patch from the state at `from` to the state at `to`.
     public func diff(_ params: DiffParams) throws(StoreError) -> DiffResult {
-        DiffResult(patch: try timeline.diff(from: params.from, to: params.to, path: params.path))
+        guard params.branch != nil || params.toBranch != nil else {
+            return DiffResult(patch: try timeline.diff(from: params.from, to: params.to, path: params.path))
+        }
+        // Across histories: the state at `from` of one (the branch, or the main history), at `to`
+        // of the other (`toBranch`, the main history with `toMain`, else the same).
+        let before = try get(GetParams(path: params.path, at: params.from, branch: params.branch))
+        let after = try get(GetParams(path: params.path, at: params.to, branch: params.toMain ? nil : params.toBranch ?? params.branch))
+        return DiffResult(patch: JSONPatch(from: before.value, to: after.value).prefixed(with: params.path))
+    }
+
+    /// A branch of this store's history, read as a timeline.
+    func branch(named name: String) throws(StoreError) -> BranchTimeline<State> {
+        try timeline.branch(named: name)
+    }
+
+    /// `branchCreate`: a branch of the main history at a seq.
+    public func createBranch(_ params: BranchCreateParams) throws(StoreError) -> BranchInfoResult {
+        let record = try timeline.createBranch(params.name, at: params.at)
+        return BranchInfoResult(name: record.name, at: record.forkSeq, seq: record.forkSeq, created: record.created)
+    }
+
+    /// `branches`: every branch, by name.
+    public func branches() throws(StoreError) -> BranchList {
+        BranchList(branches: try timeline.branches().map { info in
+            BranchInfoResult(name: info.record.name, at: info.record.forkSeq, seq: info.latestSeq, created: info.record.created)
+        })
+    }
+
+    /// `branchDelete`: a branch and its actions removed.
+    public func deleteBranch(_ params: BranchDeleteParams) throws(StoreError) -> BranchDeleteResult {
+        try timeline.deleteBranch(params.name)
+        return BranchDeleteResult()
     }
 
     /// `replay`: the state without some actions, up to `to` or the latest seq.

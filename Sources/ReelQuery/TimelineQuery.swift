@@ -71,7 +71,7 @@ extension Method.Get: TimelineQuery {
         try queries.get(params)
     }
 
-    public static func readsOnlyTheLatestState(_ params: GetParams) -> Bool { params.at == nil }
+    public static func readsOnlyTheLatestState(_ params: GetParams) -> Bool { params.at == nil && params.branch == nil }
 }
 
 extension Method.History: TimelineQuery {
@@ -160,7 +160,25 @@ extension Method.Digest: TimelineQuery {
         try queries.digest(params)
     }
 
-    public static func readsOnlyTheLatestState(_ params: DigestParams) -> Bool { params.at == nil }
+    public static func readsOnlyTheLatestState(_ params: DigestParams) -> Bool { params.at == nil && params.state.branch == nil }
+}
+
+extension Method.BranchCreate: TimelineQuery {
+    public static func answer<State>(_ params: BranchCreateParams, from queries: TimelineQueries<State>) throws(StoreError) -> BranchInfoResult {
+        try queries.createBranch(params)
+    }
+}
+
+extension Method.Branches: TimelineQuery {
+    public static func answer<State>(_ params: BranchesParams, from queries: TimelineQueries<State>) throws(StoreError) -> BranchList {
+        try queries.branches()
+    }
+}
+
+extension Method.BranchDelete: TimelineQuery {
+    public static func answer<State>(_ params: BranchDeleteParams, from queries: TimelineQueries<State>) throws(StoreError) -> BranchDeleteResult {
+        try queries.deleteBranch(params)
+    }
 }
 
 extension Method.Describe: TimelineQuery {

@@ -83,6 +83,15 @@ public struct MethodHandler<State: StoreState>: Sendable {
     private func result<M: ProtocolMethod>(of method: M.Type, _ call: RPCCall, peer: Peer) async throws(RPCError) -> any MethodResult {
         let params = call.params(as: method)!
         if let params = params as? DispatchParams {
+            if let branch = params.branch {
+                // A branch's dispatch: through the branch writer, on the query pool (it waits for
+                // its LMDB commit), never through the main history's writer.
+                let writer = store.branchWriter
+                let result = try await query { () throws(StoreError) in
+                    try writer.dispatch(params.actions, toBranch: branch, peer: peer, expectedSeq: params.expectedSeq, meta: params.meta)
+                }
+                return DispatchOutcome(seqs: result.seqs, batch: params.isBatch)
+            }
             return try await response(to: params, ticket: submit(params, peer: peer)).get()
         }
         if call.is(Method.Hello.self) { return hello(peer: peer) }

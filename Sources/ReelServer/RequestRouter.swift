@@ -83,9 +83,11 @@ struct RequestRouter<Ticket: Settling> {
         if let denial = denial(of: call.method) {
             return .answer(RPCResponse(id: id, error: denial).encodedLine())
         }
-        if let params = call.params(as: Method.Dispatch.self) { return .dispatch(id, params) }
+        if let params = call.params(as: Method.Dispatch.self), params.branch == nil { return .dispatch(id, params) }
         if let params = call.params(as: Method.Unsubscribe.self) { return .unsubscribe(id, params) }
         pruneSettled()
+        // (A dispatch to a branch goes on as a call: the method handler hands it to the store's
+        // branch writer.)
         if let params = call.params(as: Method.Subscribe.self) { return .subscribe(id, params, after: unsettled) }
         return .call(id, call, after: unsettled)
     }

@@ -21,6 +21,7 @@ import Synchronization
 /// - `meta`: format version, the reducer the directory was created for, creation time
 /// - `changes`: the change index, derived from the log (``ChangeIndexKeys``)
 /// - `types`: every (type, version) the log holds with its first seq (``TypeCatalog``)
+/// - `branches`: branch name → ``BranchRecord``; `branch-log`: (branch id, seq) → its actions
 ///
 /// A read-only handle (``Options/readOnly``) never writes and is safe to use while a daemon in
 /// another process appends.
@@ -97,6 +98,10 @@ public final class DataDirectory: Sendable {
     /// The (type, version) pairs the log holds; `nil` in a directory opened read-only before any
     /// daemon made it.
     let types: TypeCatalog?
+    /// The branches and their actions; `nil` in a directory opened read-only before any daemon
+    /// made them.
+    let branchesDB: LMDBDatabase?
+    let branchLogDB: LMDBDatabase?
     /// Who works out the change index's entries of the actions this handle commits.
     let changeFeed = Mutex<(any ChangeIndexFeed)?>(nil)
     /// The journal's write side; `nil` for a read-only handle.
@@ -152,7 +157,7 @@ public final class DataDirectory: Sendable {
             env = try LMDBEnvironment(
                 path: path,
                 options: LMDBEnvironment.Options(
-                    mapSize: options.initialMapSize, maxMapSize: options.maxMapSize, maxDatabases: 8,
+                    mapSize: options.initialMapSize, maxMapSize: options.maxMapSize, maxDatabases: 12,
                     readOnly: options.readOnly, durability: options.durable ? .full : .noSync
                 )
             )
@@ -173,6 +178,8 @@ public final class DataDirectory: Sendable {
             (self.log, self.checkpoints, self.dedup, self.meta) = (log, checkpoints, dedup, meta)
             changes = try env.openDatabase("changes", create: create)
             typesDB = try env.openDatabase("types", create: create)
+            branchesDB = try env.openDatabase("branches", create: create)
+            branchLogDB = try env.openDatabase("branch-log", create: create)
         } catch let error as StorageError {
             throw error
         } catch {

@@ -23,6 +23,8 @@ public final class Store<State: StoreState>: Sendable {
     public let directory: DataDirectory
     /// Read-only time travel over this store's log.
     public let timeline: Timeline<State>
+    /// Dispatches to branches of the history (``BranchWriter``), beside the main writer.
+    public let branchWriter: BranchWriter<State>
     let writer: Writer<State>
     /// The change index's build going on in the background since the store opened, if any.
     private let changeIndexBuild: ChangeIndexBuild?
@@ -63,6 +65,7 @@ public final class Store<State: StoreState>: Sendable {
         }
         self.definition = definition
         timeline = Timeline(directory: directory, definition: definition)
+        branchWriter = BranchWriter(timeline: timeline)
         try Self.checkReadable(directory: directory, definition: definition)
 
         let started = ContinuousClock.now

@@ -321,22 +321,7 @@ extension Writer {
         changes: inout ChangePostings?
     ) throws(StoreError) -> ActionEnvelope {
         let context = DispatchContext(seq: actionSeq, time: time, peer: peer, meta: meta)
-        var processed: Action
-        do {
-            // An older version's payload (or one naming its version) is upcast before the
-            // middleware, which, like the reducers, reads only the latest.
-            let current = action.version == nil && definition.versions.isEmpty ? action : try definition.versions.upcastDispatched(action)
-            processed = try definition.runMiddleware(current, state: state, context: context)
-            try definition.checkKnown(processed)
-            // Logged at the version the reducers read it at now (`nil` for 1), whatever the
-            // middleware put there: a replay by a later version upcasts from it.
-            if processed.version != nil || !definition.versions.isEmpty {
-                let latest = definition.versions.latest(of: processed.type)
-                processed.version = latest == 1 ? nil : latest
-            }
-        } catch {
-            throw StoreError(error)
-        }
+        let processed = try definition.prepareToLog(action, state: state, context: context)
         let envelope = ActionEnvelope(
             seq: actionSeq, action: processed, time: time, peer: peer, idempotencyKey: idempotencyKey, meta: meta
         )

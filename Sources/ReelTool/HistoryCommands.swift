@@ -63,9 +63,14 @@ struct LogCommand: AsyncParsableCommand {
     @Flag(name: .customLong("all"), help: "Every action of the range, also on a terminal (which otherwise shows the newest page).")
     var all = false
     @Flag(name: .customLong("follow"), help: "Keep printing new actions as they are committed, until interrupted.") var follow = false
+    @Option(name: .customLong("branch"), help: ArgumentHelp("List a branch of the history: the main history's actions up to its fork, then its own.", valueName: "name"))
+    var branch: String?
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
+        if branch != nil && (follow || changed != nil || correlationId != nil || newestFirst) {
+            throw ValidationError("--branch lists a branch oldest first, by range and type: it takes no --follow, --changed, --correlation or --desc")
+        }
         if limit != nil && last != nil { throw ValidationError("--limit takes the oldest actions and --last the newest: give one of them") }
         if all && (limit != nil || last != nil) { throw ValidationError("--all lists every action: it takes no --\(limit != nil ? "limit" : "last")") }
         if follow && to != nil { throw ValidationError("--follow prints actions as they come: it takes no --to") }
@@ -84,7 +89,8 @@ struct LogCommand: AsyncParsableCommand {
         let store = try await source.open()
         let typeFilter = types.isEmpty ? nil : Set(types)
         let filter = HistoryFilter(types: typeFilter, correlationId: correlationId)
-        let latest = try await store.latestSeq()
+        let latest: UInt64
+        if let branch { latest = try await store.latestSeq(ofBranch: branch) } else { latest = try await store.latestSeq() }
         // A start the log has not reached shows nothing: refused, as `get --at` refuses it.
         // `--follow` waits for it instead.
         if let from, from.value > latest, !follow {
@@ -100,7 +106,7 @@ struct LogCommand: AsyncParsableCommand {
         var printed = 0
         var lastSeen = first - 1
         if let newest {
-            let tail = try await Self.newest(newest, of: store, from: first, through: end, filter: filter, changed: changed)
+            let tail = try await Self.newest(newest, of: store, from: first, through: end, filter: filter, changed: changed, branch: branch)
             table.print(newestFirst ? tail.actions.reversed() : tail.actions)
             printed = tail.actions.count
             lastSeen = end
@@ -117,7 +123,8 @@ struct LogCommand: AsyncParsableCommand {
                 let (from, to) = newestFirst ? (first, bound) : (bound, end)
                 guard from <= to else { break }
                 let page = try await store.history(
-                    from: from, to: to, limit: pageSize, types: typeFilter, correlationId: correlationId, changed: changed, newestFirst: newestFirst
+                    from: from, to: to, limit: pageSize, types: typeFilter, correlationId: correlationId, changed: changed, newestFirst: newestFirst,
+                    branch: branch
                 )
                 table.print(page.actions)
                 printed += page.actions.count
@@ -153,7 +160,8 @@ struct LogCommand: AsyncParsableCommand {
     /// any matching action comes before them. Reads backwards in growing windows, so that a rare
     /// type or correlation id does not cost a read of the whole log page by page from its start.
     static func newest(
-        _ count: Int, of store: any StoreSource, from first: UInt64, through end: UInt64, filter: HistoryFilter, changed: JSONPointer? = nil
+        _ count: Int, of store: any StoreSource, from first: UInt64, through end: UInt64, filter: HistoryFilter, changed: JSONPointer? = nil,
+        branch: String? = nil
     ) async throws(ToolError) -> (actions: [ActionEnvelope], more: Bool) {
         guard first <= end else { return ([], false) }
         var found: [ActionEnvelope] = []
@@ -165,7 +173,8 @@ struct LogCommand: AsyncParsableCommand {
             var next: UInt64? = low
             while let start = next, start <= high {
                 let page = try await store.history(
-                    from: start, to: high, limit: store.historyPageSize, types: filter.types, correlationId: filter.correlationId, changed: changed
+                    from: start, to: high, limit: store.historyPageSize, types: filter.types, correlationId: filter.correlationId, changed: changed,
+                    branch: branch
                 )
                 inWindow += page.actions
                 next = page.next

@@ -58,7 +58,9 @@ public enum ReelTool {
 
 extension ReelTool {
     /// The options every subcommand takes, with whether each takes a value.
-    static let sharedOptions: [String: Bool] = ["--socket": true, "--data-dir": true, "--json": false, "--color": true]
+    static let sharedOptions: [String: Bool] = ["--socket": true, "--data-dir": true, "--bundle": true, "--json": false, "--color": true]
+    /// The commands that are groups: the options go behind their subcommand (`reel branch list`).
+    static let commandGroups: Set<String> = ["branch"]
 
     /// `reel --socket S get` reads as `reel get --socket S`: people put the options that say
     /// where the store is before the command, as with `git -C` or `docker -H`. Each subcommand
@@ -78,6 +80,9 @@ extension ReelTool {
             index += 1
         }
         guard !leading.isEmpty, index < arguments.endIndex else { return arguments }
+        if commandGroups.contains(arguments[index]), index + 1 < arguments.endIndex {
+            return [arguments[index], arguments[index + 1]] + leading + arguments[(index + 2)...]
+        }
         return [arguments[index]] + leading + arguments[(index + 1)...]
     }
 }
@@ -115,7 +120,7 @@ struct RootCommand: AsyncParsableCommand {
             DispatchCommand.self, GetCommand.self, WatchCommand.self, LogCommand.self, ShowCommand.self,
             DiffCommand.self, ReplayCommand.self, BisectCommand.self, FindCommand.self, BlameCommand.self, VerifyCommand.self, ExportCommand.self, DescribeCommand.self,
             ImportCommand.self, RevertCommand.self, BackupCommand.self, StatsCommand.self, CheckpointsCommand.self, UICommand.self,
-            ShadowCommand.self, ShadowWorkerCommand.self, CheckHistoryCommand.self, TestgenCommand.self, BundleCommand.self,
+            ShadowCommand.self, ShadowWorkerCommand.self, CheckHistoryCommand.self, TestgenCommand.self, BundleCommand.self, BranchCommand.self,
         ]
         if context.serve != nil { subcommands.insert(ServeCommand.self, at: 0) }
         return CommandConfiguration(

@@ -17,12 +17,14 @@ struct GetCommand: AsyncParsableCommand {
         transform: SeqArgument.parse
     )
     var at: SeqArgument?
+    @Option(name: .customLong("branch"), help: ArgumentHelp("Read this branch of the history instead of the main one.", valueName: "name"))
+    var branch: String?
     @OptionGroup var source: SourceOptions
 
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
-        let read = try await store.value(at: at?.value, path: path?.pointer ?? .root)
+        let read = try await store.value(at: at?.value, path: path?.pointer ?? .root, branch: branch)
         if printer.isJSON {
             printer.json(["seq": JSONValue(seq: read.seq), "value": read.value])
         } else {
@@ -34,30 +36,68 @@ struct GetCommand: AsyncParsableCommand {
 /// `reel diff FROM TO [PATH]`: what changed between two seqs.
 struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "diff", abstract: "Show what changed between two seqs.",
-        discussion: "With --json: {\"patch\": [RFC 6902 operations]} turning the state at FROM into the state at TO."
+        commandName: "diff", abstract: "Show what changed between two seqs, or between a branch and the main history.",
+        discussion: """
+            With --branch NAME and two seqs: between two states of the branch. With --branch NAME \
+            alone: from the main history's latest state to the branch's latest (what the branch \
+            did differently); with --branch A --branch B: from A's latest to B's. With --json: \
+            {"patch": [RFC 6902 operations]} turning the first state into the second.
+            """
     )
 
-    @Argument(help: ArgumentHelp("The earlier seq.", valueName: "from"), transform: SeqArgument.parse) var from: SeqArgument
-    @Argument(help: ArgumentHelp("The later seq.", valueName: "to"), transform: SeqArgument.parse) var to: SeqArgument
+    @Argument(help: ArgumentHelp("The earlier seq.", valueName: "from"), transform: SeqArgument.parse) var from: SeqArgument?
+    @Argument(help: ArgumentHelp("The later seq.", valueName: "to"), transform: SeqArgument.parse) var to: SeqArgument?
     @Argument(help: ArgumentHelp("Only under this JSON Pointer.", valueName: "path"), transform: PointerArgument.parse) var path: PointerArgument?
+    @Option(name: .customLong("branch"), help: ArgumentHelp("A branch of the history (twice: compare two branches).", valueName: "name"))
+    var branches: [String] = []
     @OptionGroup var source: SourceOptions
+
+    func validate() throws {
+        guard branches.count <= 2 else { throw ValidationError("--branch is given at most twice: two branches compared") }
+        if branches.isEmpty || branches.count == 2 || from != nil {
+            // (Worded as argument-parser words a missing argument: a negative seq read as an
+            // option lands here, and is then explained as such.)
+            guard (from == nil) == (to == nil) else { throw ValidationError("Missing expected argument '<to>'") }
+        }
+        if branches.isEmpty, from == nil {
+            throw ValidationError("Missing expected argument '<from>' (or give --branch NAME to compare a branch with the main history)")
+        }
+        if branches.count == 2, from != nil { throw ValidationError("two branches are compared at their latest seqs: give no seqs") }
+    }
 
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
         let pointer = path?.pointer ?? .root
-        let patch = try await store.diff(from: from.value, to: to.value, path: pointer)
+        // The first state (seq, branch: nil for the main history) and the second.
+        let (start, end, first, second): (UInt64, UInt64, String?, String?)
+        switch (branches.count, from, to) {
+        case (0, let from?, let to?):
+            (start, end, first, second) = (from.value, to.value, nil, nil)
+        case (1, let from?, let to?):
+            (start, end, first, second) = (from.value, to.value, branches[0], branches[0])
+        case (1, _, _):
+            // From the main history's latest state to the branch's latest.
+            (start, end, first, second) = (try await store.latestSeq(), try await store.latestSeq(ofBranch: branches[0]), nil, branches[0])
+        default:
+            (start, end, first, second) = (
+                try await store.latestSeq(ofBranch: branches[0]), try await store.latestSeq(ofBranch: branches[1]), branches[0], branches[1]
+            )
+        }
+        let patch = try await store.diff(
+            from: start, to: end, path: pointer, branch: first, toBranch: second == first ? nil : second, toMain: first != nil && second == nil
+        )
+        let describe = { (seq: UInt64, branch: String?) in branch.map { "seq \(seq) of branch \($0)" } ?? "seq \(seq)" }
         if printer.isJSON {
             printer.json(["patch": patch.jsonValue])
             return
         }
         guard !patch.operations.isEmpty else {
-            printer.line("no change between seq \(from.value) and seq \(to.value)")
+            printer.line("no change between \(describe(start, first)) and \(describe(end, second))")
             return
         }
         // The state at FROM lets removals and replacements show what they took away.
-        let before = try? await store.value(at: from.value, path: .root).value
+        let before = try? await store.value(at: start, path: .root, branch: first).value
         printer.patch(patch, before: before)
     }
 }

@@ -46,24 +46,31 @@ extension StoreSource {
     }
 
     /// The value at `path` at `seq` (now when `nil`), with the seq it was read at.
-    func value(at seq: UInt64?, path: JSONPointer) async throws(ToolError) -> (seq: UInt64, value: JSONValue) {
-        let snapshot = try await call(Method.Get.self, GetParams(path: path, at: seq))
+    func value(at seq: UInt64?, path: JSONPointer, branch: String? = nil) async throws(ToolError) -> (seq: UInt64, value: JSONValue) {
+        let snapshot = try await call(Method.Get.self, GetParams(path: path, at: seq, branch: branch))
         return (snapshot.seq, snapshot.value)
     }
 
     func history(
         from: UInt64, to: UInt64?, limit: Int, types: Set<String>?, correlationId: String? = nil, changed: JSONPointer? = nil,
-        newestFirst: Bool = false
+        newestFirst: Bool = false, branch: String? = nil
     ) async throws(ToolError) -> (actions: [ActionEnvelope], next: UInt64?) {
         let page = try await call(
             Method.History.self,
-            HistoryParams(from: from, to: to, limit: limit, types: types, correlationId: correlationId, newestFirst: newestFirst, changed: changed)
+            HistoryParams(
+                from: from, to: to, limit: limit, types: types, correlationId: correlationId, newestFirst: newestFirst, changed: changed, branch: branch
+            )
         )
         return (page.actions, page.next)
     }
 
-    func diff(from: UInt64, to: UInt64, path: JSONPointer) async throws(ToolError) -> JSONPatch {
-        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path)).patch
+    func diff(from: UInt64, to: UInt64, path: JSONPointer, branch: String? = nil, toBranch: String? = nil, toMain: Bool = false) async throws(ToolError) -> JSONPatch {
+        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path, branch: branch, toBranch: toBranch, toMain: toMain)).patch
+    }
+
+    /// The seq of a branch's last action (its fork seq while it has none).
+    func latestSeq(ofBranch name: String) async throws(ToolError) -> UInt64 {
+        try await value(at: nil, path: .root, branch: name).seq
     }
 
     func replay(to: UInt64?, skip: Set<UInt64>, path: JSONPointer) async throws(ToolError) -> (value: JSONValue, refused: [SeqReason]) {
@@ -121,11 +128,12 @@ extension StoreSource {
 
     /// Dispatches actions (one, or an atomic batch); only a daemon can.
     func dispatch(
-        _ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?, meta: ActionMeta? = nil
+        _ actions: [Action], expectedSeq: UInt64?, idempotencyKey: String?, meta: ActionMeta? = nil, branch: String? = nil
     ) async throws(ToolError) -> (seqs: ClosedRange<UInt64>, duplicate: Bool) {
-        let params = actions.count == 1
+        var params = actions.count == 1
             ? DispatchParams(action: actions[0], expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta)
             : DispatchParams(batch: actions, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta)
+        params.branch = branch
         let outcome = try await call(Method.Dispatch.self, params)
         return (outcome.seqs, outcome.duplicate)
     }

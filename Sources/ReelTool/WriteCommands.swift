@@ -61,9 +61,12 @@ struct DispatchCommand: AsyncParsableCommand {
     var origin: String?
     @Option(name: .customLong("traceparent"), help: ArgumentHelp("Log the W3C traceparent of the trace the action(s) belong to.", valueName: "traceparent"))
     var traceparent: String?
+    @Option(name: .customLong("branch"), help: ArgumentHelp("Dispatch to this branch of the history instead of the main one.", valueName: "name"))
+    var branch: String?
     @OptionGroup var source: DaemonSourceOptions
 
     func validate() throws {
+        if branch != nil && idempotencyKey != nil { throw ValidationError("--idempotency-key is not taken with --branch: a branch's dispatches are not deduplicated") }
         if type == "-" && payload != nil { throw ValidationError("with TYPE '-' the actions come from stdin: give no PAYLOAD") }
         if batch && type != "-" { throw ValidationError("--batch goes with TYPE '-' (actions from stdin)") }
         if type.isEmpty { throw ValidationError("the action type is empty") }
@@ -103,7 +106,7 @@ struct DispatchCommand: AsyncParsableCommand {
         }
         let store = try await source.open()
         if type != "-" || batch {
-            let result = try await store.dispatch(actions, expectedSeq: expectedSeq?.value, idempotencyKey: idempotencyKey, meta: meta)
+            let result = try await store.dispatch(actions, expectedSeq: expectedSeq?.value, idempotencyKey: idempotencyKey, meta: meta, branch: branch)
             report(result.seqs, duplicate: result.duplicate, batch: batch, printer: printer)
             return
         }
@@ -112,7 +115,7 @@ struct DispatchCommand: AsyncParsableCommand {
         var expected = expectedSeq?.value
         for (index, action) in actions.enumerated() {
             let key = idempotencyKey.map { Self.lineKey($0, line: index) }
-            let result = try await store.dispatch([action], expectedSeq: expected, idempotencyKey: key, meta: meta)
+            let result = try await store.dispatch([action], expectedSeq: expected, idempotencyKey: key, meta: meta, branch: branch)
             report(result.seqs, duplicate: result.duplicate, batch: false, printer: printer)
             if expected != nil { expected = result.seqs.upperBound }
         }

@@ -80,7 +80,7 @@ struct DispatchParamsTests {
 
     @Test func refusesUnknownParams() {
         #expect(invalidParams(["action": ["type": "x"], "expectedseq": 3], read)
-            == #"dispatch has no param "expectedseq" (it takes action, actions, expectedSeq, idempotencyKey, meta)"#)
+            == #"dispatch has no param "expectedseq" (it takes action, actions, expectedSeq, idempotencyKey, meta, branch)"#)
     }
 
     @Test(arguments: [

@@ -45,7 +45,7 @@ struct GoldenFrameTests {
             version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "reel.json", version: "1"))
         expectFrame(
             RPCSuccess(id: 1, result: result).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","dispatch.version","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find","blame","handOver","takeOverProgress"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","dispatch.version","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find","blame","handOver","takeOverProgress","branchCreate","branches","branchDelete"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 
@@ -278,6 +278,10 @@ struct GoldenFrameTests {
         try roundTrip(BackupOutcome(path: "/b", seq: 1, bytes: 2))
         try roundTrip(BisectOutcome(seq: nil, through: 3, probes: 1))
         try roundTrip(DigestResult(seq: 1, sha256: "00"))
+        let branch = BranchInfoResult(name: "experiment", at: 3, seq: 5, created: Self.checkpointTime)
+        try roundTrip(branch)
+        try roundTrip(BranchList(branches: [branch, BranchInfoResult(name: "a/b", at: 0, seq: 0, created: Self.checkpointTime)]))
+        try roundTrip(BranchDeleteResult())
         try roundTrip(BlameOutcome(seq: 9, entries: [
             .init(path: try JSONPointer("/cart/a~1b"), seq: 4, type: "set", time: Self.checkpointTime, peer: Peer(uid: 1, gid: 2, pid: 3, exe: "/bin/x")),
             .init(path: .root, seq: nil),
@@ -355,7 +359,7 @@ struct GoldenFrameTests {
     @Test func methodNotFoundListsTheMethods() {
         expectFrame(
             RPCResponse(id: 1, error: .methodNotFound("dispach")).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest, describe, find, blame, handOver, takeOverProgress"}}"#)
+            #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"unknown method \"dispach\"; protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest, describe, find, blame, handOver, takeOverProgress, branchCreate, branches, branchDelete"}}"#)
     }
 
     @Test func shuttingDown() {

@@ -143,7 +143,7 @@ struct QueryParamsTests {
         #expect(invalidParams(["types": "set"], read) == #"params.types must be an array of action types, not the string "set""#)
         #expect(invalidParams(["types": []], read) == "params.types must list at least one action type (omit it for every type)")
         #expect(invalidParams(["types": ["set", 3]], read) == "params.types[1] must be a string, not 3")
-        #expect(invalidParams(["type": ["set"]], read) == #"history has no param "type" (it takes from, to, limit, types, correlationId, changed, order)"#)
+        #expect(invalidParams(["type": ["set"]], read) == #"history has no param "type" (it takes from, to, limit, types, correlationId, changed, order, branch)"#)
         #expect(invalidParams(["order": "newest"], read) == #"params.order must be "asc" or "desc", not the string "newest""#)
         #expect(invalidParams(["changed": "cart"], read)?.contains("params.changed") == true)
     }

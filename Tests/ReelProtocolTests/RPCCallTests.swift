@@ -11,7 +11,7 @@ struct RPCCallTests {
 
     @Test func everyMethodOfTheSpecIsKnownAndTheAdditionsFollow() {
         #expect(Method.all.map { $0.name.rawValue }
-            == ["hello", "dispatch", "get", "subscribe", "unsubscribe", "history", "diff", "replay", "stats", "checkpoints", "verify", "backup", "bisect", "scan", "digest", "describe", "find", "blame", "handOver", "takeOverProgress"])
+            == ["hello", "dispatch", "get", "subscribe", "unsubscribe", "history", "diff", "replay", "stats", "checkpoints", "verify", "backup", "bisect", "scan", "digest", "describe", "find", "blame", "handOver", "takeOverProgress", "branchCreate", "branches", "branchDelete"])
     }
 
     @Test func linesBecomeTypedCalls() throws {
@@ -37,7 +37,7 @@ struct RPCCallTests {
     func anUnknownMethodIsNotFound(method: String) {
         let error = #expect(throws: RPCError.self) { try RPCCall(method: method, params: nil) }
         #expect(error?.code == -32601)
-        #expect(error?.message == "unknown method \(JSONValue.string(method).jsonString); protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest, describe, find, blame, handOver, takeOverProgress")
+        #expect(error?.message == "unknown method \(JSONValue.string(method).jsonString); protocol 1 has: hello, dispatch, get, subscribe, unsubscribe, history, diff, replay, stats, checkpoints, verify, backup, bisect, scan, digest, describe, find, blame, handOver, takeOverProgress, branchCreate, branches, branchDelete")
     }
 
     @Test func paramErrorsComeThrough() {

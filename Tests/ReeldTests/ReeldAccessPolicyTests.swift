@@ -35,6 +35,9 @@ import Testing
         ("blame", ["path": "/n"]),
         ("handOver", ["receiver": "/nonexistent/reel-policy-test-receiver"]),
         ("takeOverProgress", ["reducer": "reel.json@2", "folded": 0, "latest": 0]),
+        ("branchCreate", ["name": "policy-test", "at": 0]),
+        ("branches", nil),
+        ("branchDelete", ["name": "policy-test"]),
     ]
 
     @Test func theListHasEveryMethod() {

@@ -33,6 +33,8 @@ struct ReelBench: AsyncParsableCommand {
         /// Only when asked for (`--only take-over`): `reeld --take-over` under load, on the
         /// `reeld` beside this executable.
         case takeOver = "take-over"
+        /// Only when asked for (`--only branches`): branches of a log of millions.
+        case branches
     }
 
     @Option(help: "Where to put the temporary data directories (removed afterwards).")
@@ -62,7 +64,7 @@ struct ReelBench: AsyncParsableCommand {
     @Option(help: "Clients dispatching through the take-over.")
     var takeOverClients: Int = 50
 
-    @Option(help: "Run only this section: appends, replay, time-travel, large-state, or scale, changes or take-over (which run only when asked for).")
+    @Option(help: "Run only this section: appends, replay, time-travel, large-state, or scale, changes, take-over or branches (which run only when asked for).")
     var only: Section?
 
     @Option(help: "Actions in the log that `reel bisect` and `reel get --at` run on.")
@@ -91,6 +93,12 @@ struct ReelBench: AsyncParsableCommand {
 
     @Option(help: "Samples of each latency in the changes section.")
     var changesSamples: Int = 200
+
+    @Option(help: "Actions in the log of the branches section (branches made at its middle).")
+    var branchesSize: Int = 10_000_000
+
+    @Option(help: "Branches made in the branches section.")
+    var branchCount: Int = 1_000
 
     @Flag(help: "Keep the time-travel data directory and print its path, to time the `reel` executable on it.")
     var keepTimeTravelLog = false
@@ -133,12 +141,15 @@ struct ReelBench: AsyncParsableCommand {
         if runs(.takeOver) {
             try await takeOver()
         }
+        if runs(.branches) {
+            try await branches()
+        }
     }
 
     /// Every section by default; `--skip-appends` leaves out the slow, disk-bound one.
     private func runs(_ section: Section) -> Bool {
         if let only { return section == only }
-        return section != .scale && section != .changes && section != .takeOver && (section != .appends || !skipAppends)
+        return ![.scale, .changes, .takeOver, .branches].contains(section) && (section != .appends || !skipAppends)
     }
 
     func printHeader() {

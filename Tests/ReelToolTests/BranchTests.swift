@@ -1,0 +1,107 @@
+import Foundation
+import ReelJSON
+import ReelTestSupport
+import Testing
+
+/// Branches through the real executables: a running `reeld` forks its history, takes dispatches
+/// on the branch, answers reads of it live, and the same reads offline on its data directory;
+/// the main history, `verify` and `export` never see the branch.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct BranchTests {
+    static func reel(_ arguments: [String], _ daemon: SpawnedDaemon) async throws -> ProgramResult {
+        try await runProgram("reel", arguments + ["--socket", daemon.socketPath])
+    }
+
+    static func json(_ result: ProgramResult) throws -> JSONValue {
+        #expect(result.status == 0, "\(result.errors)")
+        return try JSONValue(parsing: result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func aBranchForksTheHistoryAndLeavesTheMainOneAsItWas() async throws {
+        let directory = try TemporaryDirectory("reel-branch")
+        let daemon = SpawnedDaemon(dataDirectory: directory.sub("data"), socketPath: directory.sub("reel.sock"))
+        try await daemon.start()
+        for n in 1...5 { #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":\#(n)}"#], daemon).status == 0) }
+
+        let created = try Self.json(try await Self.reel(["branch", "create", "experiment", "--at", "3", "--json"], daemon))
+        #expect(created["name"] == "experiment")
+        #expect(created["at"] == 3)
+        #expect(created["seq"] == 3)
+        let first = try await Self.reel(["dispatch", "set", #"{"path":"/m","value":"x"}"#, "--branch", "experiment"], daemon)
+        #expect(first.output.contains("seq 4"), "\(first.output)\(first.errors)")
+        let second = try await Self.reel(["dispatch", "increment", #"{"path":"/n","by":10}"#, "--branch", "experiment"], daemon)
+        #expect(second.output.contains("seq 5"), "\(second.output)\(second.errors)")
+        #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":6}"#], daemon).status == 0)
+
+        // The branch: the main history's state at 3, then its own two actions.
+        #expect(try Self.json(try await Self.reel(["get", "--branch", "experiment", "--json"], daemon)) == ["seq": 5, "value": ["m": "x", "n": 13]])
+        #expect(try Self.json(try await Self.reel(["get", "--branch", "experiment", "--at", "2", "--json"], daemon))["value"] == ["n": 2])
+        // The main history: six actions of its own, none of the branch's.
+        #expect(try Self.json(try await Self.reel(["get", "--json"], daemon)) == ["seq": 6, "value": ["n": 6]])
+        let mainLog = try await Self.reel(["log", "--json"], daemon)
+        #expect(mainLog.output.split(separator: "\n").count == 6)
+        #expect(!mainLog.output.contains(#""m""#))
+        let branchLog = try await Self.reel(["log", "--json", "--branch", "experiment"], daemon)
+        let seqs = try branchLog.output.split(separator: "\n").map { try JSONValue(parsing: String($0))["seq"] }
+        #expect(seqs == [1, 2, 3, 4, 5], "\(branchLog.output)\(branchLog.errors)")
+        #expect(branchLog.output.contains(#""path":"/m""#))
+
+        // Compared: with the main history at their latest seqs, and within the branch.
+        let againstMain = try Self.json(try await Self.reel(["diff", "--branch", "experiment", "--json"], daemon))
+        #expect(againstMain["patch"] == [["op": "add", "path": "/m", "value": "x"], ["op": "replace", "path": "/n", "value": 13]], "\(againstMain)")
+        let within = try Self.json(try await Self.reel(["diff", "3", "5", "--branch", "experiment", "--json"], daemon))
+        #expect(within["patch"] == [["op": "add", "path": "/m", "value": "x"], ["op": "replace", "path": "/n", "value": 13]])
+
+        // Two branches, compared at their latest seqs.
+        #expect(try await Self.reel(["branch", "create", "other", "--at", "1"], daemon).status == 0)
+        let twoBranches = try Self.json(try await Self.reel(["diff", "--branch", "other", "--branch", "experiment", "--json"], daemon))
+        #expect(twoBranches["patch"] == [["op": "add", "path": "/m", "value": "x"], ["op": "replace", "path": "/n", "value": 13]], "\(twoBranches)")
+
+        // Offline, on the data directory the daemon writes: the same answers.
+        let offline = ["--data-dir", daemon.dataDirectory]
+        let offlineGet = try await runProgram("reel", ["get", "--branch", "experiment", "--json"] + offline)
+        #expect(try Self.json(offlineGet) == ["seq": 5, "value": ["m": "x", "n": 13]])
+        let listed = try await runProgram("reel", ["branch", "list", "--json"] + offline)
+        let names = try listed.output.split(separator: "\n").map { try JSONValue(parsing: String($0))["name"] }
+        #expect(names == ["experiment", "other"], "\(listed.output)\(listed.errors)")
+        let refused = try await runProgram("reel", ["branch", "create", "late", "--at", "1"] + offline)
+        #expect(refused.status == 64)
+        #expect(refused.errors.contains("creating a branch needs a running daemon"), "\(refused.errors)")
+
+        // Verify and export read the main history alone.
+        let verified = try await Self.reel(["verify"], daemon)
+        #expect(verified.status == 0)
+        #expect(verified.output.contains("verified 6 actions"), "\(verified.output)")
+        let exported = try await Self.reel(["export"], daemon)
+        #expect(exported.output.split(separator: "\n").count == 6)
+
+        // Refusals: a name taken, a seq beyond the latest, a name not allowed, a branch unknown,
+        // an expected seq that is not the branch's latest.
+        let taken = try await Self.reel(["branch", "create", "experiment", "--at", "1"], daemon)
+        #expect(taken.status == 2)
+        #expect(taken.errors.contains("a branch named 'experiment' exists already"), "\(taken.errors)")
+        let beyond = try await Self.reel(["branch", "create", "later", "--at", "60"], daemon)
+        #expect(beyond.errors.contains("seq 60 is beyond the latest seq 6"), "\(beyond.errors)")
+        #expect(try await Self.reel(["branch", "create", "no spaces"], daemon).status == 64)
+        let unknown = try await Self.reel(["dispatch", "set", #"{"path":"/m","value":1}"#, "--branch", "nowhere"], daemon)
+        #expect(unknown.errors.contains("no branch named 'nowhere'"), "\(unknown.errors)")
+        let stale = try await Self.reel(["dispatch", "set", #"{"path":"/m","value":1}"#, "--branch", "experiment", "--expected-seq", "4"], daemon)
+        #expect(stale.status == 2)
+        #expect(stale.errors.contains("the latest seq of branch 'experiment' is 5"), "\(stale.errors)")
+        let rejected = try await Self.reel(["dispatch", "increment", #"{"path":"/m"}"#, "--branch", "experiment"], daemon)
+        #expect(rejected.status == 2, "\(rejected.errors)")
+
+        // A restart keeps the branch and goes on from its latest state.
+        #expect(try await daemon.stop() == 0)
+        try await daemon.start()
+        let third = try await Self.reel(["dispatch", "increment", #"{"path":"/n"}"#, "--branch", "experiment"], daemon)
+        #expect(third.output.contains("seq 6"), "\(third.output)\(third.errors)")
+        #expect(try Self.json(try await Self.reel(["get", "/n", "--branch", "experiment", "--json"], daemon)) == ["seq": 6, "value": 14])
+
+        #expect(try await Self.reel(["branch", "delete", "experiment"], daemon).status == 0)
+        let gone = try await Self.reel(["get", "--branch", "experiment"], daemon)
+        #expect(gone.status == 2)
+        let left = try await Self.reel(["branch", "list", "--json"], daemon)
+        #expect(left.output.split(separator: "\n").count == 1, "\(left.output)")
+        #expect(try await daemon.stop() == 0)
+    }
+}
