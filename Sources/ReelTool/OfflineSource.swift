@@ -44,7 +44,7 @@ struct OfflineSource<State: StoreState>: StoreSource {
     func close() async {}
 
     func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode) async throws(ToolError) -> WatchFeed {
-        try await DirectoryWatch(source: self, path: path, mode: mode).start(since: since)
+        try await PolledWatch(source: self, path: path, mode: mode).start(since: since)
     }
 }
 

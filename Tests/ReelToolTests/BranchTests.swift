@@ -90,12 +90,22 @@ import Testing
         let rejected = try await Self.reel(["dispatch", "increment", #"{"path":"/m"}"#, "--branch", "experiment"], daemon)
         #expect(rejected.status == 2, "\(rejected.errors)")
 
+        // Followed: `watch --branch` sees the branch's next action, not the main history's.
+        let watch = try RunningProgram("reel", ["watch", "/n", "--branch", "experiment", "--count", "1", "--json", "--socket", daemon.socketPath])
+        try await watch.waitForLines(1)
+        #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":100}"#], daemon).status == 0)
+        #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":-1}"#, "--branch", "experiment"], daemon).status == 0)
+        let watched = try await watch.finish()
+        #expect(watched.status == 0, "\(watched.errors)")
+        #expect(watched.output.split(separator: "\n").map(String.init) == [#"{"seq":5,"value":13}"#, #"{"seq":6,"value":-1}"#], "\(watched.output)")
+        #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":13}"#, "--branch", "experiment"], daemon).status == 0)
+
         // A restart keeps the branch and goes on from its latest state.
         #expect(try await daemon.stop() == 0)
         try await daemon.start()
         let third = try await Self.reel(["dispatch", "increment", #"{"path":"/n"}"#, "--branch", "experiment"], daemon)
-        #expect(third.output.contains("seq 6"), "\(third.output)\(third.errors)")
-        #expect(try Self.json(try await Self.reel(["get", "/n", "--branch", "experiment", "--json"], daemon)) == ["seq": 6, "value": 14])
+        #expect(third.output.contains("seq 8"), "\(third.output)\(third.errors)")
+        #expect(try Self.json(try await Self.reel(["get", "/n", "--branch", "experiment", "--json"], daemon)) == ["seq": 8, "value": 14])
 
         #expect(try await Self.reel(["branch", "delete", "experiment"], daemon).status == 0)
         let gone = try await Self.reel(["get", "--branch", "experiment"], daemon)

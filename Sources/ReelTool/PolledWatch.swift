@@ -3,22 +3,26 @@ import ReelJSON
 import ReelProtocol
 import ReelStore
 
-/// `reel watch` and `reel log --follow` on a data directory: polls the log for new commits and
-/// turns them into the same updates a daemon's subscription sends — the changed value, a patch
-/// relative to the last value shown, or every new action in order.
+/// `reel watch` and `reel log --follow` on a data directory, and `reel watch --branch` anywhere:
+/// polls the log (or the branch) for new actions and turns them into the same updates a daemon's
+/// subscription sends — the changed value, a patch relative to the last value shown, or every new
+/// action in order.
 ///
 /// Polling, because the writer is another process: LMDB has no change notification, and a read
-/// transaction started after a commit sees it. The interval bounds the delay, not the
-/// correctness: no action is skipped in `actions` mode, and value and patch modes coalesce like
-/// a daemon's do for a slow reader. A missing path reads as `null`, as in subscriptions.
-struct DirectoryWatch<State: StoreState>: Sendable {
-    let source: OfflineSource<State>
+/// transaction started after a commit sees it (a daemon's subscriptions follow the main history
+/// alone). The interval bounds the delay, not the correctness: no action is skipped in `actions`
+/// mode, and value and patch modes coalesce like a daemon's do for a slow reader. A missing path
+/// reads as `null`, as in subscriptions.
+struct PolledWatch: Sendable {
+    let source: any StoreSource
     let path: JSONPointer
     let mode: SubscriptionMode
+    /// A branch to follow instead of the main history.
+    var branch: String?
     var interval: Duration = .milliseconds(200)
 
     func start(since: UInt64?) async throws(ToolError) -> WatchFeed {
-        let latest = try await source.latestSeq()
+        let latest = try await latestSeq()
         let start = since ?? latest
         guard start <= latest else {
             throw ToolError(RPCError(code: RPCError.Code.seqOutOfRange, message: "seq \(start) is beyond the latest seq \(latest)"))
@@ -45,13 +49,13 @@ struct DirectoryWatch<State: StoreState>: Sendable {
         var delivered = start
         var value = initial ?? .null
         while !Task.isCancelled {
-            let latest = try await source.latestSeq()
+            let latest = try await latestSeq()
             if latest > delivered {
                 switch mode {
                 case .actions:
                     var from = delivered + 1
                     while from <= latest {
-                        let page = try await source.history(from: from, to: latest, limit: 1_000, types: nil)
+                        let page = try await source.history(from: from, to: latest, limit: 1_000, types: nil, branch: branch)
                         guard let last = page.actions.last else { break }
                         continuation.yield(WatchUpdate(seq: last.seq, change: .actions(page.actions)))
                         from = last.seq + 1
@@ -70,8 +74,13 @@ struct DirectoryWatch<State: StoreState>: Sendable {
         }
     }
 
+    private func latestSeq() async throws(ToolError) -> UInt64 {
+        if let branch { return try await source.latestSeq(ofBranch: branch) }
+        return try await source.latestSeq()
+    }
+
     private func valueOrNull(at seq: UInt64) async throws(ToolError) -> JSONValue {
-        let state = try await source.value(at: seq, path: .root).value
+        let state = try await source.value(at: seq, path: .root, branch: branch).value
         return state.value(at: path) ?? .null
     }
 }
