@@ -148,9 +148,9 @@ extension ReelBench {
         await reopened.close()
     }
 
-    static func latencies(_ what: String, _ histogram: Histogram<UInt64>, target: String) -> String {
+    static func latencies(_ what: String, _ histogram: Histogram<UInt64>, target: String, section: String = "changes") -> String {
         String(
-            format: "changes: %@ (%d samples): p50 %.2f ms  p99 %.2f ms  max %.2f ms (target %@)",
+            format: "\(section): %@ (%d samples): p50 %.2f ms  p99 %.2f ms  max %.2f ms (target %@)",
             what, Int(histogram.totalCount), Double(histogram.valueAtPercentile(50)) / 1000, Double(histogram.valueAtPercentile(99)) / 1000,
             Double(histogram.max) / 1000, target
         )
