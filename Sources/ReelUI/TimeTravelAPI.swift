@@ -65,12 +65,15 @@ struct TimeTravelAPI: Sendable {
         let to = try query.seq("to")
         if let to, from > to { throw .badRequest("from (\(from)) must not be greater than to (\(to))") }
         let limit = min(Self.maxRows, max(1, try query.int("limit") ?? 200), backend.historyPageSize)
+        let branch = query.text("branch").flatMap { $0.isEmpty ? nil : $0 }
         let params = HistoryParams(
             from: from, to: to, limit: limit, types: query.types("type"), newestFirst: try query.newestFirst("order"),
-            changed: try query.optionalPointer("changed")
+            changed: try query.optionalPointer("changed"), branch: branch
         )
         let page = try await backend.call(Method.History.self, params)
-        var answer: [String: JSONValue] = ["actions": .array(page.actions.map(\.wireJSON)), "latest": JSONValue(seq: try await backend.latestSeq())]
+        var answer: [String: JSONValue] = [
+            "actions": .array(page.actions.map(\.wireJSON)), "latest": JSONValue(seq: try await backend.latestSeq(branch: branch)),
+        ]
         if let next = page.next { answer["next"] = JSONValue(seq: next) }
         return .object(answer)
     }
@@ -84,11 +87,14 @@ struct TimeTravelAPI: Sendable {
         let changed = try query.optionalPointer("changed")
         let peer = try query.uid("peer")
         let text = query.text("text").flatMap { $0.isEmpty ? nil : Array($0.utf8) }
-        let latest = try await backend.latestSeq()
+        let branch = query.branch
+        let latest = try await backend.latestSeq(branch: branch)
         var seqs: [UInt64] = []
         var from: UInt64? = latest >= 1 ? 1 : nil
         while let start = from {
-            let params = HistoryParams(from: start, to: latest, limit: min(Self.maxRows, backend.historyPageSize), types: types, changed: changed)
+            let params = HistoryParams(
+                from: start, to: latest, limit: min(Self.maxRows, backend.historyPageSize), types: types, changed: changed, branch: branch
+            )
             let page = try await backend.call(Method.History.self, params)
             for envelope in page.actions {
                 if let peer, envelope.peer.uid != peer { continue }
@@ -104,9 +110,10 @@ struct TimeTravelAPI: Sendable {
     func actions(_ query: Query) async throws(UIError) -> JSONValue {
         let seqs = try query.seqList("seqs")
         guard seqs.count <= Self.maxRows else { throw .badRequest("at most \(Self.maxRows) seqs at a time") }
+        let branch = query.branch
         var found: [UInt64: ActionEnvelope] = [:]
         for range in Self.ranges(of: Set(seqs).sorted()) {
-            for envelope in try await backend.history(from: range.lowerBound, to: range.upperBound, limit: range.count, types: nil) {
+            for envelope in try await backend.history(from: range.lowerBound, to: range.upperBound, limit: range.count, types: nil, branch: branch) {
                 found[envelope.seq] = envelope
             }
         }
@@ -114,24 +121,32 @@ struct TimeTravelAPI: Sendable {
     }
 
     func state(_ query: Query) async throws(UIError) -> JSONValue {
-        let snapshot = try await backend.state(at: try query.seq("at"), path: try query.pointer("path"))
+        let snapshot = try await backend.state(at: try query.seq("at"), path: try query.pointer("path"), branch: query.branch)
         return ["seq": JSONValue(seq: snapshot.seq), "value": snapshot.value]
     }
 
     /// One action and what it changed: the patch from the state before it to the state after.
     func show(_ query: Query) async throws(UIError) -> JSONValue {
         guard let seq = try query.seq("seq"), seq >= 1 else { throw .badRequest("show needs a seq from 1") }
-        guard let action = try await backend.history(from: seq, to: seq, limit: 1, types: nil).first else {
+        let branch = query.branch
+        guard let action = try await backend.history(from: seq, to: seq, limit: 1, types: nil, branch: branch).first else {
             throw UIError(refusal: RPCError(code: RPCError.Code.seqOutOfRange, message: "there is no action at seq \(seq)"))
         }
-        let patch = try await backend.diff(from: seq - 1, to: seq, path: JSONPointer(tokens: []))
-        return ["action": action.wireJSON, "patch": patch.jsonValue, "old": await overwritten(by: patch, at: seq - 1)]
+        let patch = try await backend.diff(from: seq - 1, to: seq, path: JSONPointer(tokens: []), branch: branch)
+        return ["action": action.wireJSON, "patch": patch.jsonValue, "old": await overwritten(by: patch, at: seq - 1, branch: branch)]
     }
 
+    /// The patch from the state at `from` to that at `to`: both of `branch` (the main history's
+    /// without), or `to` of `toBranch` (`main` for the main history).
     func diff(_ query: Query) async throws(UIError) -> JSONValue {
         guard let from = try query.seq("from"), let to = try query.seq("to") else { throw .badRequest("diff needs from and to") }
-        let patch = try await backend.diff(from: from, to: to, path: try query.pointer("path"))
-        return ["patch": patch.jsonValue, "old": await overwritten(by: patch, at: from)]
+        let branch = query.branch
+        let other = query.text("toBranch").flatMap { $0.isEmpty ? nil : $0 }
+        let patch = try await backend.diff(
+            from: from, to: to, path: try query.pointer("path"), branch: branch, toBranch: other == "main" ? nil : other,
+            toMain: other == "main" && branch != nil
+        )
+        return ["patch": patch.jsonValue, "old": await overwritten(by: patch, at: from, branch: branch)]
     }
 
     /// What each operation of `patch` overwrote in the state at `seq`, where the patch starts, so
@@ -139,9 +154,9 @@ struct TimeTravelAPI: Sendable {
     /// the state holding every operation's parent is read (one object for an action that changes
     /// one member), not the whole state, which a click on each row of the log would read again;
     /// if it cannot be read, no old values.
-    private func overwritten(by patch: JSONPatch, at seq: UInt64) async -> JSONValue {
+    private func overwritten(by patch: JSONPatch, at seq: UInt64, branch: String? = nil) async -> JSONValue {
         let scope = Self.scope(of: patch)
-        guard !patch.operations.isEmpty, let part = try? await backend.state(at: seq, path: scope).value else {
+        guard !patch.operations.isEmpty, let part = try? await backend.state(at: seq, path: scope, branch: branch).value else {
             return Self.old(patch.operations.map { _ in nil })
         }
         var document = part
@@ -271,6 +286,9 @@ struct Query: Sendable {
     let parameters: [String: String]
 
     func text(_ name: String) -> String? { parameters[name] }
+
+    /// The branch a read is of (`branch=NAME`); `nil` for the main history.
+    var branch: String? { parameters["branch"].flatMap { $0.isEmpty ? nil : $0 } }
 
     func seq(_ name: String) throws(UIError) -> UInt64? {
         guard let text = parameters[name], !text.isEmpty else { return nil }

@@ -41,18 +41,28 @@ extension TimeTravelBackend {
 
     /// Logged actions from `from` through `to` (the latest when `nil`), at most `limit`, only of
     /// `types` when given.
-    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?) async throws(UIError) -> [ActionEnvelope] {
-        try await call(Method.History.self, HistoryParams(from: from, to: to, limit: min(limit, historyPageSize), types: types)).actions
+    func history(from: UInt64, to: UInt64?, limit: Int, types: Set<String>?, branch: String? = nil) async throws(UIError) -> [ActionEnvelope] {
+        try await call(Method.History.self, HistoryParams(from: from, to: to, limit: min(limit, historyPageSize), types: types, branch: branch)).actions
     }
 
-    /// The value at `path` at `seq` (now when `nil`), with its seq.
-    func state(at seq: UInt64?, path: JSONPointer) async throws(UIError) -> (seq: UInt64, value: JSONValue) {
-        let snapshot = try await call(Method.Get.self, GetParams(path: path, at: seq))
+    /// The value at `path` at `seq` (now when `nil`), with its seq; of a branch when one is named.
+    func state(at seq: UInt64?, path: JSONPointer, branch: String? = nil) async throws(UIError) -> (seq: UInt64, value: JSONValue) {
+        let snapshot = try await call(Method.Get.self, GetParams(path: path, at: seq, branch: branch))
         return (snapshot.seq, snapshot.value)
     }
 
-    func diff(from: UInt64, to: UInt64, path: JSONPointer) async throws(UIError) -> JSONPatch {
-        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path)).patch
+    /// The latest seq of the main history, or of a branch.
+    func latestSeq(branch: String?) async throws(UIError) -> UInt64 {
+        guard let branch else { return try await latestSeq() }
+        return try await state(at: nil, path: .root, branch: branch).seq
+    }
+
+    /// From the state at `from` to that at `to`, both of `branch` (the main history's when `nil`),
+    /// or the state at `to` of `toBranch`, or of the main history with `toMain`.
+    func diff(
+        from: UInt64, to: UInt64, path: JSONPointer, branch: String? = nil, toBranch: String? = nil, toMain: Bool = false
+    ) async throws(UIError) -> JSONPatch {
+        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path, branch: branch, toBranch: toBranch, toMain: toMain)).patch
     }
 
     /// The state at `seq` (the latest when `nil`) had the actions in `skip` never been dispatched.

@@ -9,11 +9,15 @@
  */
 
 import { $, errMessage } from './util.js';
+import { S } from './state.js';
 
 /** The token of the URL `reel ui` printed: sent as a bearer token, and to the WebSocket. */
 export const TOKEN = new URLSearchParams(location.search).get('token') || '';
 
 const statusEl = $('status');
+
+/** The reads that follow the branch shown. */
+const BRANCH_READS = new Set(['/api/history', '/api/search', '/api/actions', '/api/state', '/api/show', '/api/diff']);
 
 export class ApiError extends Error {
   constructor(message, status, code) {
@@ -31,6 +35,9 @@ export class ApiError extends Error {
  */
 export async function api(path, params, body) {
   const query = new URLSearchParams();
+  // On a branch, the reads of the log and the state are the branch's (`branch: ''` asks for the
+  // main history's).
+  if (S.branch && BRANCH_READS.has(path) && !(params && 'branch' in params)) query.set('branch', S.branch);
   if (params) {
     for (const [key, value] of Object.entries(params)) {
       if (value !== undefined && value !== null && value !== '') query.set(key, String(value));

@@ -6,6 +6,7 @@
 import { $ } from './util.js';
 import { TOKEN } from './api.js';
 import { onLatest } from './travel.js';
+import { S } from './state.js';
 
 const badgeEl = $('mode-badge');
 
@@ -31,7 +32,8 @@ export function connectLive() {
   socket.addEventListener('message', (event) => {
     let message = null;
     try { message = JSON.parse(event.data); } catch (err) { return; }
-    if (message && Number.isFinite(message.seq)) onLatest(message.seq);
+    // The feed is the main history's: on a branch, its seqs are not the ones shown.
+    if (message && Number.isFinite(message.seq) && !S.branch) onLatest(message.seq);
   });
   // An error is always followed by close, where the reconnect is scheduled.
   socket.addEventListener('error', () => {});

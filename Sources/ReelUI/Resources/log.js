@@ -120,6 +120,16 @@ function updateCount() {
     : plural(S.latest - S.origin, 'action');
 }
 
+/** After the history shown changed (a branch picked): the rows, the cache and the fetches under
+ *  way are another history's. */
+export function resetLog() {
+  S.cache.clear();
+  pagesInFlight.clear();
+  seqsInFlight.clear();
+  resetRows();
+  updateLog();
+}
+
 /** After the row count changed: spacer, count, empty message, render, fetch. */
 export function updateLog() {
   syncSpacer();
@@ -300,8 +310,10 @@ async function fetchPage(page) {
   pagesInFlight.add(page);
   const from = S.origin + page * PAGE + 1;
   const to = Math.max(from, Math.min(S.latest, from + PAGE - 1));
+  const branch = S.branch;
   try {
     const data = await api('/api/history', { from, to, limit: PAGE });
+    if (S.branch !== branch) return; // another history is shown now
     storeActions(data.actions);
     if (Number.isFinite(data.latest)) onLatest(data.latest);
   } catch (err) {
@@ -313,8 +325,10 @@ async function fetchPage(page) {
 
 async function fetchSeqs(seqs) {
   for (const seq of seqs) seqsInFlight.add(seq);
+  const branch = S.branch;
   try {
     const data = await api('/api/actions', { seqs: seqs.join(',') });
+    if (S.branch !== branch) return;
     storeActions(data.actions);
   } catch (err) {
     reportError('loading the log', err);

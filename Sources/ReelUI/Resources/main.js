@@ -19,6 +19,7 @@
  *   find.js    find all: the runs where the bisect condition holds, as bands on the slider
  *   shadow.js  a shadow report (reel ui --shadow-report): where another version's reducers part
  *   live.js    the WebSocket, with backoff
+ *   branches.js the branch picker: the log, slider and state of a branch, and its comparison with main
  */
 
 import { $ } from './util.js';
@@ -36,6 +37,7 @@ import {
 import { runFind, clearFind } from './find.js';
 import { loadShadow } from './shadow.js';
 import { connectLive } from './live.js';
+import { loadBranches, wireBranches } from './branches.js';
 
 const sourceEl = $('source');
 const reducerEl = $('reducer');
@@ -153,6 +155,7 @@ function wire() {
   });
 
   wireTravelControls();
+  wireBranches();
   // The state tree: a node's "changes" filters the log by it (again: no longer); a value's blame
   // travels to the action that last changed it. Its nodes are blamed as they are built.
   stateTree.addEventListener('click', (event) => {
@@ -234,6 +237,7 @@ async function loadInfo(attempt) {
     scrollToEnd();
     connectLive();
     if (info.shadow) void loadShadow();
+    void loadBranches();
   } catch (err) {
     reportError('loading /api/info', err);
     const delay = Math.min(30000, 1000 * 2 ** Math.min(attempt, 5));

@@ -10,6 +10,7 @@ export const S = {
   info: null,
   latest: 0,          // the latest seq
   origin: 0,          // the seq the history starts after: 0, or a bundle's first state (/api/info)
+  branch: null,       // the branch shown (branches.js), null for the main history
   current: 0,         // the seq being looked at (the origin: the state the history starts from)
   view: null,         // null: the whole log (row i is seq origin+i+1); else the ascending seqs matching the filters
   cache: new Map(),   // seq -> envelope

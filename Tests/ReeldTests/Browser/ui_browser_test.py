@@ -30,7 +30,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 FAILURES = []
 
@@ -277,6 +277,38 @@ def live_checks(driver, bin_dir, socket, url, shots):
     check(driver.find_element(By.ID, "dispatch").is_displayed() or True, "dispatch form present")
     errors = console_errors(driver)
     check(not errors, "console errors (live): %s" % errors)
+
+
+def branch_checks(driver, bin_dir, socket, url):
+    """A branch made with `reel branch create`, shown by the page's picker: its seqs and state are
+    `reel get --branch`'s, its comparison with the main history `reel diff --branch`'s paths, and
+    the main history comes back unchanged."""
+    source = ["--socket", socket]
+    main_latest = reel(bin_dir, "get", *source)["seq"]
+    reel(bin_dir, "branch", "create", "kinder", "--at", "2", *source)
+    reel(bin_dir, "dispatch", "increment", '{"path":"/character/hp","by":100}', "--branch", "kinder", *source)
+    branch = reel(bin_dir, "get", "--branch", "kinder", *source)
+    driver.get(url)
+    wait(driver, "the latest seq shown", lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(main_latest))
+    picker = wait(driver, "the branch picker", lambda d: d.find_element(By.ID, "branch-picker").is_displayed())
+    if not check(bool(picker), "the branch picker is shown when the store has a branch"):
+        return
+    Select(driver.find_element(By.ID, "branch-select")).select_by_value("kinder")
+    wait(driver, "the branch's latest seq", lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(branch["seq"]))
+    wait(driver, "the branch's state", lambda d: json_attribute(d, "#state-tree", "data-json") == branch["value"])
+    row = wait(driver, "the branch's own action in the log", lambda d: d.find_elements(By.CSS_SELECTOR, '#log .log-row[data-seq="3"]'))
+    if row:
+        check("100" in row[0].text, "the log's seq 3 is the branch's action: %r" % row[0].text)
+    driver.find_element(By.ID, "branch-compare").click()
+    expected = reel(bin_dir, "diff", "--branch", "kinder", *source)["patch"]
+    shown = wait(driver, "the comparison", lambda d: d.find_element(By.ID, "branch-comparison").is_displayed()
+                 and d.find_element(By.ID, "branch-comparison-patch").text)
+    for operation in expected:
+        check(operation["path"] in (shown or ""), "the comparison shows %s: %r" % (operation["path"], shown))
+    Select(driver.find_element(By.ID, "branch-select")).select_by_value("")
+    wait(driver, "the main history again", lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(main_latest))
+    check(json_attribute(driver, "#state-tree", "data-json") == reel(bin_dir, "get", *source)["value"], "the main history's state is back")
+    check(not console_errors(driver), "no console errors with branches: %r" % console_errors(driver))
 
 
 def reel_find(bin_dir, condition, source):
@@ -829,6 +861,7 @@ def main():
             check(error.code == 401, "without the token: %d, not 401" % error.code)
         driver = browser()
         live_checks(driver, bin_dir, socket, url, arguments.screenshots)
+        branch_checks(driver, bin_dir, socket, url)
         # Leave the page before its server stops (it would try to reconnect), and start the
         # offline page's console afresh.
         driver.get("about:blank")
