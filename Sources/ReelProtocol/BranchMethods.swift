@@ -3,7 +3,8 @@ import ReelJSON
 
 // Branches of the history (additions to protocol 1): `branchCreate` forks the main history at a
 // seq without copying it, `branches` lists them, `branchDelete` removes one. `dispatch`, `get`,
-// `digest`, `history` and `diff` take `branch` to act on one instead of the main history.
+// `digest`, `history`, `diff` and `subscribe` take `branch` to act on one instead of the main
+// history.
 
 extension Method {
     public enum BranchCreate: ProtocolMethod {

@@ -18,15 +18,19 @@ public struct SubscribeParams: Sendable, Equatable {
     public var since: UInt64?
     /// What updates carry; ``SubscriptionMode/value`` by default.
     public var mode: SubscriptionMode
+    /// A branch to follow instead of the main history.
+    public var branch: String?
 
     /// - Parameters:
     ///   - path: The part of the state to follow.
     ///   - since: The seq to resume after, or `nil` to start now.
     ///   - mode: What updates carry.
-    public init(path: JSONPointer = .root, since: UInt64? = nil, mode: SubscriptionMode = .value) {
+    ///   - branch: A branch to follow instead of the main history.
+    public init(path: JSONPointer = .root, since: UInt64? = nil, mode: SubscriptionMode = .value, branch: String? = nil) {
         self.path = path
         self.since = since
         self.mode = mode
+        self.branch = branch
     }
 
     /// Reads and checks the params of a `subscribe` call.
@@ -35,9 +39,10 @@ public struct SubscribeParams: Sendable, Equatable {
     /// - Throws: -32602 for a path that is not a JSON Pointer, a `since` that is not a seq, an
     ///   unknown mode, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: Method.Subscribe.name, allowed: ["path", "since", "mode"])
+        let reader = try ParamsReader(params, method: Method.Subscribe.name, allowed: ["path", "since", "mode", "branch"])
         path = try reader.pointer("path")
         since = try reader.seq("since")
+        branch = try reader.branch()
         if let value = reader["mode"] {
             guard case .string(let name) = value, let mode = SubscriptionMode(rawValue: name) else {
                 throw .invalidParams("params.mode must be \"value\", \"patch\" or \"actions\", not \(value.described)")
@@ -54,6 +59,7 @@ public struct SubscribeParams: Sendable, Equatable {
         if !path.isRoot { members["path"] = .string(path.description) }
         if let since { members["since"] = JSONValue(seq: since) }
         if mode != .value { members["mode"] = .string(mode.rawValue) }
+        if let branch { members["branch"] = .string(branch) }
         return .object(members)
     }
 }

@@ -191,6 +191,26 @@ public struct MethodHandler<State: StoreState>: Sendable {
         return (seq, try Self.wire { () throws(StoreError) in try state.jsonValueOrThrow(seq: seq) }.value(at: path))
     }
 
+    /// A branch's latest seq and its whole state at `seq` (the latest when `nil`), read on the
+    /// query pool.
+    func branchState(_ branch: String, at seq: UInt64?) async throws(RPCError) -> (seq: UInt64, value: JSONValue) {
+        let queries = self.queries
+        let snapshot = try await query { () throws(StoreError) in try queries.get(GetParams(path: .root, at: seq, branch: branch)) }
+        return (snapshot.seq, snapshot.value)
+    }
+
+    /// A branch's latest seq (cheap: no state is rebuilt).
+    func branchLatestSeq(_ branch: String) async throws(RPCError) -> UInt64 {
+        let timeline = store.timeline
+        return try await query { () throws(StoreError) in try timeline.branch(named: branch).latestSeq() }
+    }
+
+    /// A branch's actions `from...to`, at most `limit`, read on the query pool.
+    func branchHistory(_ branch: String, from: UInt64, to: UInt64, limit: Int) async throws(RPCError) -> HistoryPage {
+        let queries = self.queries
+        return try await query { () throws(StoreError) in try queries.history(HistoryParams(from: from, to: to, limit: limit, branch: branch)) }
+    }
+
     /// Logged actions `from...to`, at most `limit`, read on the query pool.
     func history(from: UInt64, to: UInt64, limit: Int) async throws(RPCError) -> HistoryPage {
         let queries = self.queries

@@ -55,16 +55,38 @@ struct ServerConnection<State: StoreState>: Sendable {
         _ inbound: NIOAsyncChannelInboundStream<RoutedRequest>, outbox: Outbox, requests group: inout TaskGroup<Void>
     ) async {
         let handler = self.handler, peer = self.peer
+        // The subscriptions to branches, each followed by a task of its own.
+        var branchFollowers: [String: Task<Void, Never>] = [:]
+        defer { for follower in branchFollowers.values { follower.cancel() } }
         do {
             for try await request in inbound {
                 let slot = request.slot
                 switch request.route {
                 case .answer, .dispatch:
                     preconditionFailure("the intake carries out answers and dispatches itself")
+                case .subscribe(let id, let params, let barrier) where params.branch != nil:
+                    await Self.settle(barrier)
+                    let branch = params.branch!
+                    guard branchFollowers.count < limits.maxSubscriptionsPerConnection else {
+                        outbox.fill(slot, with: RPCResponse(id: id, error: RPCError(
+                            code: RPCError.Code.overloaded, message: "this connection already follows \(branchFollowers.count) branches; unsubscribe some"
+                        )).encodedLine())
+                        continue
+                    }
+                    let (bytes, made) = await subscribeToBranch(params, branch: branch, id: id)
+                    outbox.fill(slot, with: bytes)
+                    if let made {
+                        branchFollowers[made.id] = Task {
+                            await followBranch(branch, params: params, subscription: made.id, from: made.seq, value: made.value, outbox: outbox)
+                        }
+                    }
                 case .subscribe(let id, let params, let barrier):
                     await Self.settle(barrier)
                     let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
                     outbox.fill(slot, with: bytes, activating: subscription)
+                case .unsubscribe(let id, let params) where branchFollowers[params.subscription] != nil:
+                    branchFollowers.removeValue(forKey: params.subscription)?.cancel()
+                    outbox.fill(slot, with: Self.encode(id, .success(UnsubscribeResult())))
                 case .unsubscribe(let id, let params):
                     let outcome: Result<any MethodResult, RPCError> = outbox.remove(subscription: params.subscription)
                         ? .success(UnsubscribeResult())

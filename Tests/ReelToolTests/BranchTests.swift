@@ -114,4 +114,43 @@ import Testing
         #expect(left.output.split(separator: "\n").count == 1, "\(left.output)")
         #expect(try await daemon.stop() == 0)
     }
+
+    /// `subscribe` with `branch`, over the socket: the branch's value now, then an update for each
+    /// change of the branch (none for the main history's), the actions of the branch in
+    /// `actions` mode, and nothing more after `unsubscribe`.
+    @Test func aSubscriptionFollowsABranch() async throws {
+        let directory = try TemporaryDirectory("reel-branch")
+        let daemon = SpawnedDaemon(dataDirectory: directory.sub("data"), socketPath: directory.sub("reel.sock"))
+        try await daemon.start()
+        for n in 1...3 { #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":\#(n)}"#], daemon).status == 0) }
+        #expect(try await Self.reel(["branch", "create", "b", "--at", "2"], daemon).status == 0)
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection in
+            let values = try await connection.request(1, "subscribe", ["path": "/n", "branch": "b"])
+            #expect(values["result"]?["seq"] == 2, "\(values)")
+            #expect(values["result"]?["value"] == 2)
+            let subscription = try #require(values["result"]?["subscription"])
+            let actions = try await connection.request(2, "subscribe", ["mode": "actions", "branch": "b"])
+            let actionsSubscription = try #require(actions["result"]?["subscription"])
+            // The main history's dispatch is not the branch's; the branch's is.
+            #expect(try await connection.request(3, "dispatch", ["action": ["type": "set", "payload": ["path": "/n", "value": 30]]])["result"] == ["seq": 4])
+            #expect(try await connection.request(4, "dispatch", ["action": ["type": "set", "payload": ["path": "/n", "value": 20]], "branch": "b"])["result"] == ["seq": 3])
+            var updates: [JSONValue] = []
+            while updates.count < 2 { updates.append(try await connection.receive()) }
+            let byKind = Dictionary(uniqueKeysWithValues: updates.map { ($0["params"]?["subscription"] == subscription ? "value" : "actions", $0["params"]!) })
+            #expect(byKind["value"]?["seq"] == 3)
+            #expect(byKind["value"]?["value"] == 20, "\(updates)")
+            #expect(byKind["actions"]?["subscription"] == actionsSubscription)
+            #expect(byKind["actions"]?["actions"]?.arrayValue?.map { $0["payload"]?["value"] } == [20], "\(updates)")
+            // Unsubscribed: the next change of the branch reaches the actions subscription only.
+            #expect(try await connection.request(5, "unsubscribe", ["subscription": subscription])["result"] == [:])
+            #expect(try await connection.request(6, "dispatch", ["action": ["type": "set", "payload": ["path": "/n", "value": 21]], "branch": "b"])["result"] == ["seq": 4])
+            let next = try await connection.receive()
+            #expect(next["params"]?["subscription"] == actionsSubscription, "\(next)")
+            #expect(next["params"]?["seq"] == 4)
+            // A branch that does not exist is refused.
+            let unknown = try await connection.request(7, "subscribe", ["branch": "nowhere"])
+            #expect(unknown["error"]?["message"]?.stringValue?.contains("no branch named 'nowhere'") == true, "\(unknown)")
+        }
+        #expect(try await daemon.stop() == 0)
+    }
 }

@@ -1,0 +1,73 @@
+import NIOCore
+import ReelJSON
+import ReelProtocol
+import ReelStore
+
+extension ServerConnection {
+    /// How often a branch subscription looks for the branch's new actions. A branch's dispatches
+    /// do not pass the main writer, whose commits feed the other subscriptions.
+    static var branchPollInterval: Duration { .milliseconds(100) }
+
+    /// `subscribe` with `branch`: the result (the branch's seq and value now, or at `since`), and
+    /// the subscription's id when it was made.
+    func subscribeToBranch(_ params: SubscribeParams, branch: String, id: RPCID) async -> ([UInt8], (id: String, seq: UInt64, value: JSONValue)?) {
+        do throws(RPCError) {
+            let latest = try await handler.branchLatestSeq(branch)
+            if let since = params.since, since > latest {
+                throw RPCError(code: RPCError.Code.seqOutOfRange, message: "since \(since) is beyond the latest seq \(latest) of branch '\(branch)'")
+            }
+            let seq = params.since ?? latest
+            let value: JSONValue = params.mode == .actions ? .null : try await handler.branchState(branch, at: seq).value.value(at: params.path) ?? .null
+            let subscription = subscriptionIDs.make()
+            let result = SubscribeResult(subscription: subscription, seq: seq, value: params.mode == .actions ? Optional.none : .some(value))
+            return (RPCSuccess(id: id, result: result).encodedLine(), (subscription, seq, value))
+        } catch {
+            return (RPCResponse(id: id, error: error).encodedLine(), nil)
+        }
+    }
+
+    /// Follows a branch for one subscription until cancelled (unsubscribed, the connection ended)
+    /// or the branch is deleted: each new action in `actions` mode, the new value or the patch to
+    /// it in the others, written as `update` lines in turn with the connection's answers.
+    func followBranch(
+        _ branch: String, params: SubscribeParams, subscription: String, from start: UInt64, value initial: JSONValue, outbox: Outbox
+    ) async {
+        var delivered = start
+        var value = initial
+        while !Task.isCancelled {
+            do {
+                let latest = try await handler.branchLatestSeq(branch)
+                if latest > delivered {
+                    var lines: [[UInt8]] = []
+                    switch params.mode {
+                    case .actions:
+                        var from = delivered + 1
+                        while from <= latest {
+                            let page = try await handler.branchHistory(branch, from: from, to: latest, limit: 1_000)
+                            guard let last = page.actions.last else { break }
+                            lines.append(RPCNotification.update(subscription: subscription, seq: last.seq, actions: page.actions).encodedLine())
+                            from = last.seq + 1
+                        }
+                    case .value, .patch:
+                        let now = try await handler.branchState(branch, at: latest).value.value(at: params.path) ?? .null
+                        if now != value {
+                            lines.append(params.mode == .value
+                                ? RPCNotification.update(subscription: subscription, seq: latest, value: now).encodedLine()
+                                : RPCNotification.update(subscription: subscription, seq: latest, patch: JSONPatch(from: value, to: now)).encodedLine())
+                            value = now
+                        }
+                    }
+                    for line in lines {
+                        guard let slot = await outbox.reserve() else { return }  // the connection is closing
+                        outbox.fill(slot, with: line)
+                    }
+                    delivered = latest
+                }
+            } catch {
+                // The branch was deleted (or the daemon is stopping): nothing more will come.
+                return
+            }
+            try? await Task.sleep(for: Self.branchPollInterval)
+        }
+    }
+}
