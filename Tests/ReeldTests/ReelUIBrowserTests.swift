@@ -6,7 +6,8 @@ import Testing
 /// Browser/ui_browser_test.py runs a real reeld and `reel ui`, live and offline, and checks what
 /// the page shows against the `reel` commands (state at a seq, an action's diff, what-if, bisect,
 /// find all's bands on the slider and its list against `reel find`, a broken condition, a dispatch
-/// from another client in the live log, the token, no console errors); then `reel-rpg`'s
+/// from another client in the live log, the token, no console errors), a branch picked and
+/// compared with the main history, a bundle's page starting at its first state; then `reel-rpg`'s
 /// page (namespaced types, actions of another day) at 1024 and 1400 px wide, measured in the
 /// browser: no header or type cut, the selected action's changes on screen without scrolling and
 /// shown old → new as `reel-rpg show` prints them, a date on the times of another day; then a

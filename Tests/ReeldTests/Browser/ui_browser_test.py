@@ -417,6 +417,25 @@ def offline_checks(driver, bin_dir, data_dir, url, shots):
     check(not errors, "console errors (offline): %s" % errors)
 
 
+def bundle_checks(driver, bin_dir, data_dir, url):
+    """`reel ui --bundle`: the slider, the log and the first-step button start at the bundle's
+    first state, whose state is `reel get --at`'s, and the latest seq is the bundle's last."""
+    latest = reel(bin_dir, "get", "--data-dir", data_dir)["seq"]
+    driver.get(url)
+    wait(driver, "the bundle's last seq", lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(latest))
+    check(driver.find_element(By.ID, "slider").get_attribute("min") == "2", "the slider starts at the bundle's first state, seq 2")
+    rows = wait(driver, "the log's rows", lambda d: d.find_elements(By.CSS_SELECTOR, "#log .log-row[data-seq]"))
+    seqs = sorted(int(row.get_attribute("data-seq")) for row in rows or [])
+    check(bool(seqs) and seqs[0] == 3, "the log starts at seq 3: %r" % seqs[:3])
+    driver.find_element(By.ID, "step-first").click()
+    wait(driver, "the first state", lambda d: d.find_element(By.ID, "seq-display").text.strip() == "2")
+    expected = reel(bin_dir, "get", "--at", "2", "--data-dir", data_dir)["value"]
+    wait(driver, "the state at seq 2", lambda d: json_attribute(d, "#state-tree", "data-json") == expected)
+    check("starts from" in driver.find_element(By.ID, "action-detail").text, "the action panel says the history starts there")
+    errors = console_errors(driver)
+    check(not errors, "console errors (bundle): %s" % errors)
+
+
 # An RPG history for the window checks: namespaced types, a long payload, and actions from another
 # day (imported with their times) before today's (dispatched).
 RPG_OTHER_DAY = [
@@ -873,6 +892,14 @@ def main():
         driver.get("about:blank")
         driver.get_log("browser")
         stop(offline, "the offline reel ui")
+        bundle = os.path.join(work, "slice.bundle")
+        reel(bin_dir, "bundle", "--data-dir", data, "--from", "3", "--to", str(reel(bin_dir, "get", "--data-dir", data)["seq"]), "-o", bundle)
+        bundled, bundle_url = start_ui(bin_dir, ["--bundle", bundle])
+        processes.append(bundled)
+        bundle_checks(driver, bin_dir, data, bundle_url)
+        driver.get("about:blank")
+        driver.get_log("browser")
+        stop(bundled, "the bundle's reel ui")
 
         rpg_daemon, rpg_socket = start_rpg(bin_dir, work)
         daemons.append(rpg_daemon)
