@@ -86,7 +86,7 @@ struct QueryParamsTests {
         #expect(invalidParams(["since": -1], read) == "params.since must be a non-negative integer (a seq), not -1")
         #expect(invalidParams(["path": 0], read)
             == #"params.path must be a JSON Pointer string (RFC 6901) such as "" or "/todos/0", not 0"#)
-        #expect(invalidParams(["at": 3], read) == #"subscribe has no param "at" (it takes path, since, mode)"#)
+        #expect(invalidParams(["at": 3], read) == #"subscribe has no param "at" (it takes path, since, mode, branch)"#)
     }
 
     @Test func unsubscribeNeedsTheSubscriptionID() throws {
