@@ -6,8 +6,8 @@ import ReelProtocol
 
 extension ClientStateMachine {
     /// A new local subscription; its `subscribe` request follows.
-    mutating func openSubscription(path: JSONPointer, mode: SubscriptionMode) -> Int {
-        makeSubscription(path: path, mode: mode)
+    mutating func openSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil) -> Int {
+        makeSubscription(path: path, mode: mode, branch: branch)
     }
 
     /// The seq a subscription last delivered, or `nil` before its first answer (or once ended).

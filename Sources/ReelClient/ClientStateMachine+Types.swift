@@ -42,6 +42,8 @@ extension ClientStateMachine {
     struct Subscription {
         var path: JSONPointer
         var mode: SubscriptionMode
+        /// The branch it follows (`nil`: the main history); a resumption follows it again.
+        var branch: String? = nil
         /// The seq of the last update delivered (or of the `subscribe` result); `nil` until the
         /// first `subscribe` is answered. Resumption starts from it.
         var lastSeq: UInt64?

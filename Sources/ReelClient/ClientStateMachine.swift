@@ -183,7 +183,7 @@ struct ClientStateMachine {
         for (local, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
             guard let lastSeq = subscription.lastSeq, subscription.serverID == nil else { continue }
             let id = makeRequestID()
-            let params = SubscribeParams(path: subscription.path, since: lastSeq, mode: subscription.mode)
+            let params = SubscribeParams(path: subscription.path, since: lastSeq, mode: subscription.mode, branch: subscription.branch)
             let line = RPCRequest(id: .int(id), method: Method.Subscribe.name.rawValue, params: params.jsonValue).encodedLine()
             requests[id] = Request(
                 method: Method.Subscribe.name.rawValue, line: line, kind: .resubscribe(local), policy: .resendAfterReconnect,
@@ -279,10 +279,10 @@ struct ClientStateMachine {
 
     // MARK: - Subscriptions (bookkeeping used by ClientStateMachine+Subscriptions)
 
-    mutating func makeSubscription(path: JSONPointer, mode: SubscriptionMode) -> Int {
+    mutating func makeSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil) -> Int {
         let local = nextSubscriptionID
         nextSubscriptionID += 1
-        subscriptions[local] = Subscription(path: path, mode: mode)
+        subscriptions[local] = Subscription(path: path, mode: mode, branch: branch)
         return local
     }
 

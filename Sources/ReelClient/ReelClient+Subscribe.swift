@@ -24,14 +24,15 @@ extension ReelClient {
     ///   - mode: What updates carry: the whole value, a patch from the previous value, or every action.
     ///   - since: Start after this seq instead of now: the subscription starts at `since` (its
     ///     ``ReelSubscription/startValue`` is the value then) and first delivers what happened after it.
+    ///   - branch: Follow this branch of the history instead of the main one (resumed on it too).
     /// - Returns: The subscription: where it starts, then its updates as an `AsyncSequence`.
     /// - Throws: ``ReelClientError``: 1006 for a `since` after the latest seq, 1008 when the
     ///   connection holds the daemon's maximum of subscriptions.
-    public func subscribe(_ path: JSONPointer = .root, mode: SubscriptionMode = .value, since: UInt64? = nil) async throws(
+    public func subscribe(_ path: JSONPointer = .root, mode: SubscriptionMode = .value, since: UInt64? = nil, branch: String? = nil) async throws(
         ReelClientError
     ) -> ReelSubscription {
-        let (local, sink) = core.openSubscription(path: path, mode: mode)
-        let params = SubscribeParams(path: path, since: since, mode: mode)
+        let (local, sink) = core.openSubscription(path: path, mode: mode, branch: branch)
+        let params = SubscribeParams(path: path, since: since, mode: mode, branch: branch)
         do throws(ReelClientError) {
             let result = try await core.send(
                 method: Method.Subscribe.name.rawValue, params: params.jsonValue, kind: .subscribe(local), policy: .resendAfterReconnect

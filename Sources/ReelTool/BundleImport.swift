@@ -125,8 +125,8 @@ struct BundleSource: StoreSource {
         return try await inner.call(method, params, progress: progress)
     }
 
-    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode) async throws(ToolError) -> WatchFeed {
-        try await inner.watch(path: path, since: since, mode: mode)
+    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode, branch: String?) async throws(ToolError) -> WatchFeed {
+        try await inner.watch(path: path, since: since, mode: mode, branch: branch)
     }
 
     func close() async {

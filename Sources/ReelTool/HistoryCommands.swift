@@ -138,7 +138,7 @@ struct LogCommand: AsyncParsableCommand {
         }
         guard follow, printed < (limit ?? .max) else { return }
         // `--from` may lie in the future: follow from the latest seq and skip what comes before it.
-        let feed = try await store.watch(path: .root, since: min(lastSeen, end), mode: .actions)
+        let feed = try await store.watch(path: .root, since: min(lastSeen, end), mode: .actions, branch: nil)
         for try await update in feed.updates {
             guard case .actions(let actions) = update.change else { continue }
             let wanted = actions.filter { $0.seq >= first && filter.keeps($0) }

@@ -51,8 +51,8 @@ struct LiveSource: StoreSource {
         try await run { () async throws(ReelClientError) in try await client.call(method, params) }
     }
 
-    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode) async throws(ToolError) -> WatchFeed {
-        let subscription = try await run { () async throws(ReelClientError) in try await client.subscribe(path, mode: mode, since: since) }
+    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode, branch: String?) async throws(ToolError) -> WatchFeed {
+        let subscription = try await run { () async throws(ReelClientError) in try await client.subscribe(path, mode: mode, since: since, branch: branch) }
         let (updates, continuation) = AsyncThrowingStream<WatchUpdate, any Error>.makeStream()
         let task = Task {
             do {

@@ -43,8 +43,8 @@ struct OfflineSource<State: StoreState>: StoreSource {
     /// The environment closes when the last reference to the directory goes.
     func close() async {}
 
-    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode) async throws(ToolError) -> WatchFeed {
-        try await PolledWatch(source: self, path: path, mode: mode).start(since: since)
+    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode, branch: String?) async throws(ToolError) -> WatchFeed {
+        try await PolledWatch(source: self, path: path, mode: mode, branch: branch).start(since: since)
     }
 }
 

@@ -3,7 +3,7 @@ import ReelJSON
 import ReelProtocol
 import ReelStore
 
-/// `reel watch` and `reel log --follow` on a data directory, and `reel watch --branch` anywhere:
+/// `reel watch` and `reel log --follow` on a data directory (of the main history or a branch):
 /// polls the log (or the branch) for new actions and turns them into the same updates a daemon's
 /// subscription sends — the changed value, a patch relative to the last value shown, or every new
 /// action in order.

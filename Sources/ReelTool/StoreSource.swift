@@ -25,7 +25,8 @@ protocol StoreSource: Sendable {
     ) async throws(ToolError) -> M.Result
 
     /// Follows changes at `path` until the task is cancelled.
-    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode) async throws(ToolError) -> WatchFeed
+    /// (`branch`: a branch of the history instead of the main one.)
+    func watch(path: JSONPointer, since: UInt64?, mode: SubscriptionMode, branch: String?) async throws(ToolError) -> WatchFeed
     /// Releases the connection or the environment.
     func close() async
 }

@@ -116,7 +116,7 @@ struct SourceBackend: TimeTravelBackend {
         let source = self.source
         return AsyncStream { continuation in
             let task = Task {
-                guard let feed = try? await source.watch(path: JSONPointer(tokens: []), since: nil, mode: .actions) else {
+                guard let feed = try? await source.watch(path: JSONPointer(tokens: []), since: nil, mode: .actions, branch: nil) else {
                     continuation.finish()
                     return
                 }

@@ -11,7 +11,7 @@ struct WatchCommand: AsyncParsableCommand {
             relative to the value shown before (--mode patch), or every new action (--mode actions). \
             With --since SEQ, starts from the state at SEQ and first shows what changed after it. \
             Offline (--data-dir), the directory is polled for new commits; --branch NAME follows a \
-            branch of the history, polled live and offline. With --json: the start \
+            branch of the history. With --json: the start \
             {"seq", "value"}, then one {"seq", "value" | "patch" | "actions"} per change.
             """
     )
@@ -30,18 +30,14 @@ struct WatchCommand: AsyncParsableCommand {
         transform: NumberArgument.count
     )
     var count: Int?
-    @Option(name: .customLong("branch"), help: ArgumentHelp("Follow this branch of the history (polled) instead of the main one.", valueName: "name"))
+    @Option(name: .customLong("branch"), help: ArgumentHelp("Follow this branch of the history instead of the main one.", valueName: "name"))
     var branch: String?
     @OptionGroup var source: SourceOptions
 
     func run() async throws {
         let printer = source.output.printer
         let store = try await source.open()
-        let feed = if let branch {
-            try await PolledWatch(source: store, path: path?.pointer ?? .root, mode: mode.mode, branch: branch).start(since: since?.value)
-        } else {
-            try await store.watch(path: path?.pointer ?? .root, since: since?.value, mode: mode.mode)
-        }
+        let feed = try await store.watch(path: path?.pointer ?? .root, since: since?.value, mode: mode.mode, branch: branch)
         let table = mode.mode == .actions
             ? try await ActionTable.forListing(printer: printer, store: store, largestSeq: feed.seq, following: true)
             : ActionTable(printer: printer, largestSeq: feed.seq, following: true)

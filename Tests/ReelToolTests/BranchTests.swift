@@ -90,7 +90,8 @@ import Testing
         let rejected = try await Self.reel(["dispatch", "increment", #"{"path":"/m"}"#, "--branch", "experiment"], daemon)
         #expect(rejected.status == 2, "\(rejected.errors)")
 
-        // Followed: `watch --branch` sees the branch's next action, not the main history's.
+        // Followed live (a subscription to the branch): `watch --branch` sees the branch's next
+        // action, not the main history's.
         let watch = try RunningProgram("reel", ["watch", "/n", "--branch", "experiment", "--count", "1", "--json", "--socket", daemon.socketPath])
         try await watch.waitForLines(1)
         #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":100}"#], daemon).status == 0)
@@ -98,7 +99,12 @@ import Testing
         let watched = try await watch.finish()
         #expect(watched.status == 0, "\(watched.errors)")
         #expect(watched.output.split(separator: "\n").map(String.init) == [#"{"seq":5,"value":13}"#, #"{"seq":6,"value":-1}"#], "\(watched.output)")
+        // Offline, the data directory the daemon writes is polled: the same next change.
+        let offlineWatch = try RunningProgram("reel", ["watch", "/n", "--branch", "experiment", "--count", "1", "--json", "--data-dir", daemon.dataDirectory])
+        try await offlineWatch.waitForLines(1)
         #expect(try await Self.reel(["dispatch", "set", #"{"path":"/n","value":13}"#, "--branch", "experiment"], daemon).status == 0)
+        let polled = try await offlineWatch.finish()
+        #expect(polled.output.split(separator: "\n").map(String.init) == [#"{"seq":6,"value":-1}"#, #"{"seq":7,"value":13}"#], "\(polled.output)\(polled.errors)")
 
         // A restart keeps the branch and goes on from its latest state.
         #expect(try await daemon.stop() == 0)
