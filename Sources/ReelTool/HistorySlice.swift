@@ -113,6 +113,9 @@ struct FoldedSlice: Sendable {
 struct SliceFolder<State: StoreState> {
     let definition: StoreDefinition<State>
 
+    /// Whether these are the stock reducers, whose payloads' shapes say where their values land.
+    var isStock: Bool { definition.identity.name == StoreDefinition<JSONValue>.stock.identity.name }
+
     func fold(_ slice: HistorySlice, redacting redactions: [String]) throws(ToolError) -> FoldedSlice {
         var redaction: TestRedaction
         do {
@@ -146,7 +149,11 @@ struct SliceFolder<State: StoreState> {
                 }
                 step.isRevert = true
             } else {
-                if !redaction.isEmpty { step.envelope.action.payload = redaction.redact(envelope.action.payload) }
+                if !redaction.isEmpty {
+                    step.envelope.action.payload = isStock
+                        ? redaction.redactStockPayload(type: envelope.action.type, envelope.action.payload)
+                        : redaction.redact(envelope.action.payload)
+                }
                 do {
                     try replay.fold(step.envelope)
                     after = try replay.state.jsonValue()
@@ -173,10 +180,11 @@ struct SliceFolder<State: StoreState> {
         let exposed = redaction.exposed(in: state)
         guard let first = exposed.first else { return }
         let inPayload = TestRedaction.pointers(of: first.value, in: envelope.action.payload)
-        let hint = inPayload.isEmpty
-            ? "" : "; its payload holds it at " + inPayload.map { $0.description.isEmpty ? "the root" : $0.description }.joined(separator: ", ") + ": redact that too"
+        let reason = inPayload.isEmpty
+            ? "it comes from a part of the state --redact does not hide: redact that part too"
+            : "its payload holds it at " + inPayload.map { $0.description.isEmpty ? "the root" : $0.description }.joined(separator: ", ") + ": redact that too"
         throw ToolError(
-            "seq \(envelope.seq) (\(envelope.action.type)) writes a value at \(first.pointer) that --redact hides in the state but not in the payload\(hint)",
+            "seq \(envelope.seq) (\(envelope.action.type)) writes a value at \(first.pointer) that --redact hides in the state; \(reason)",
             exitStatus: ExitStatus.usage
         )
     }

@@ -17,6 +17,44 @@ struct TestRedaction {
 
     var isEmpty: Bool { patterns.isEmpty }
 
+    /// A stock action's payload redacted by what it writes into the state: where `set` and
+    /// `append` write `value` at `path` (and each `patch` operation its `value` at its `path`), the
+    /// value redacted where it lands under a pattern, so that `--redact /users/*/email` alone hides
+    /// the email a `set {"path": "/users/u2", "value": {"email": …}}` carries; any other payload (a
+    /// `merge` is a merge patch of the state) as a document of the state's shape.
+    mutating func redactStockPayload(type: String, _ payload: JSONValue) -> JSONValue {
+        switch (type, payload) {
+        case ("set", _): redactWritten(in: payload, appending: false)
+        case ("append", _): redactWritten(in: payload, appending: true)
+        case ("patch", .array(let operations)): .array(operations.map { redactWritten(in: $0, appending: false) })
+        default: redact(payload)
+        }
+    }
+
+    /// `{path, value, …}`: the value redacted where it lands under a pattern (at the end of the
+    /// array at `path` when appending).
+    private mutating func redactWritten(in operation: JSONValue, appending: Bool) -> JSONValue {
+        guard case .object(var members) = operation, case .string(let text)? = members["path"], var written = members["value"],
+            let path = try? JSONPointer(text)
+        else { return operation }
+        let target = path.tokens + (appending ? ["-"] : [])
+        for pattern in patterns {
+            if pattern.count <= target.count {
+                // The whole value lands inside a redacted part.
+                if Self.matches(pattern[...], target.prefix(pattern.count)) { written = .string(placeholder(for: written)) }
+            } else if Self.matches(pattern.prefix(target.count), target[...]) {
+                redact(&written, pattern.dropFirst(target.count))
+            }
+        }
+        members["value"] = written
+        return .object(members)
+    }
+
+    /// Whether a pattern's tokens match a path's (`*` matches any token, the append marker `-` too).
+    private static func matches(_ pattern: ArraySlice<String>, _ tokens: ArraySlice<String>) -> Bool {
+        pattern.count == tokens.count && zip(pattern, tokens).allSatisfy { $0 == "*" || $0 == $1 }
+    }
+
     /// Where `value`, redacted, differs from itself: the pointers of values at a pattern that are
     /// not placeholders (empty when it is redacted already).
     mutating func exposed(in value: JSONValue) -> [(pointer: JSONPointer, value: JSONValue)] {

@@ -156,20 +156,27 @@ import Testing
             try await store.dispatch(Action(type: "set", payload: ["path": "/users/u1/plan", "value": "pro"]))
             try await store.dispatch(Action(type: "set", payload: ["path": "/users/u2", "value": ["email": "bob@example.com", "plan": "free"]]))
             try await store.dispatch(Action(type: "increment", payload: ["path": "/visits"]))
+            try await store.dispatch(Action(type: "patch", payload: [["op": "add", "path": "/users/u3", "value": ["email": "cy@example.com"]]]))
+            // A copy from a part of the state that is not redacted into one that is.
+            try await store.dispatch(Action(type: "set", payload: ["path": "/public", "value": "dee@example.com"]))
+            try await store.dispatch(Action(type: "patch", payload: [["op": "copy", "from": "/public", "path": "/users/u1/email"]]))
             await store.close()
         }
-        let leaking = try await runProgram("reel", ["bundle", "--data-dir", data, "--from", "2", "--to", "4", "-o", file, "--redact", "/users/*/email"])
-        #expect(leaking.status == 64)
-        #expect(leaking.errors.contains("seq 3 (set) writes a value at /users/u2/email that --redact hides in the state but not in the payload; its payload holds it at /value/email"), "\(leaking.errors)")
-        #expect(!FileManager.default.fileExists(atPath: file))
-
-        let written = try await runProgram("reel", ["bundle", "--data-dir", data, "--from", "2", "--to", "4", "-o", file, "--redact", "/users/*/email", "--redact", "/value/email"])
+        // A stock `set` writes its `value` at its `path`: the email it carries is redacted where
+        // it lands.
+        let written = try await runProgram("reel", ["bundle", "--data-dir", data, "--from", "2", "--to", "5", "-o", file, "--redact", "/users/*/email"])
         #expect(written.status == 0, "\(written.errors)")
         let text = try await runCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", "gzip -dc < '\(file)'"])
         #expect(!text.output.contains("example.com"))
         #expect(text.output.contains("redacted-1"))
         let imported = try await runProgram("reel", ["import", "--bundle", file, "--data-dir", copy])
         #expect(imported.status == 0, "\(imported.errors)")
+
+        // A value copied into a redacted part from one that is not: refused, saying so.
+        let leaking = try await runProgram("reel", ["bundle", "--data-dir", data, "--from", "2", "--to", "7", "-o", file + "2", "--redact", "/users/*/email"])
+        #expect(leaking.status == 64)
+        #expect(leaking.errors.contains("seq 7 (patch) writes a value at /users/u1/email that --redact hides in the state; it comes from a part of the state --redact does not hide"), "\(leaking.errors)")
+        #expect(!FileManager.default.fileExists(atPath: file + "2"))
     }
 
     /// A daemon on a directory made from a bundle goes on where the bundle ended, and a restart
