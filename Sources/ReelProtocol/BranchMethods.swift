@@ -30,10 +30,10 @@ extension Method {
 }
 
 extension ParamsReader {
-    /// The optional `branch` member: a branch name (``BranchName``).
-    func branch() throws(RPCError) -> String? {
-        guard let name = try string("branch") else { return nil }
-        if let problem = BranchName.problem(name) { throw .invalidParams("params.branch: \(problem)") }
+    /// An optional member naming a branch (``BranchName``): `branch` unless said otherwise.
+    func branch(_ member: String = "branch") throws(RPCError) -> String? {
+        guard let name = try string(member) else { return nil }
+        if let problem = BranchName.problem(name) { throw .invalidParams("params.\(member): \(problem)") }
         return name
     }
 }

@@ -1,4 +1,3 @@
-import ReelCore
 import ReelJSON
 
 // The params of the methods that read the state at some seq: `get`, `diff` and `replay`.
@@ -96,12 +95,7 @@ public struct DiffParams: Sendable, Equatable {
         to = try reader.requiredSeq("to", method: Method.Diff.name)
         path = try reader.pointer("path")
         branch = try reader.branch()
-        if let other = try reader.string("toBranch") {
-            if let problem = BranchName.problem(other) { throw .invalidParams("params.toBranch: \(problem)") }
-            toBranch = other
-        } else {
-            toBranch = nil
-        }
+        toBranch = try reader.branch("toBranch")
         switch reader["toMain"] {
         case nil, .bool(false)?: toMain = false
         case .bool(true)?: toMain = true

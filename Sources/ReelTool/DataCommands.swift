@@ -88,7 +88,7 @@ struct ImportCommand: AsyncParsableCommand {
                 throw ToolError("line \(number): \(error.message)", exitStatus: ExitStatus.dataError)
             }
             do throws(ToolError) {
-                try target.append(envelope)
+                try target.append(envelope, keepingRefused: false)
             } catch {
                 throw ToolError("line \(number): \(error.message)", exitStatus: error.exitStatus)
             }
@@ -140,10 +140,10 @@ struct ImportSettings: Sendable {
 
 /// Where `import` writes: a new data directory folded with the program's reducers.
 protocol ImportTarget {
-    func append(_ envelope: ActionEnvelope) throws(ToolError)
-    /// Appends an action the reducers may refuse: it is logged all the same, the state left as
-    /// it was, and the refusal returned.
-    func appendKeepingRefused(_ envelope: ActionEnvelope) throws(ToolError) -> String?
+    /// Appends an action. One the reducers refuse ends the import, or, `keepingRefused`, is
+    /// logged all the same, the state left as it was, and the refusal returned.
+    @discardableResult
+    func append(_ envelope: ActionEnvelope, keepingRefused: Bool) throws(ToolError) -> String?
     /// The state the actions appended so far folded into, as JSON.
     func state() throws(ToolError) -> JSONValue
     func finish() throws(ToolError) -> (seq: UInt64, checkpoints: Int)
@@ -164,16 +164,6 @@ final class StoreImportTarget<State: StoreState>: ImportTarget {
         }
     }
 
-    func appendKeepingRefused(_ envelope: ActionEnvelope) throws(ToolError) -> String? {
-        do {
-            return try importer?.append(envelope, keepingRefused: true)?.message
-        } catch where error.code == .storage {
-            throw ToolError(error)
-        } catch {
-            throw ToolError(error.message, exitStatus: ExitStatus.dataError)
-        }
-    }
-
     func state() throws(ToolError) -> JSONValue {
         guard let importer else { throw ToolError("the import was closed") }
         do {
@@ -183,9 +173,10 @@ final class StoreImportTarget<State: StoreState>: ImportTarget {
         }
     }
 
-    func append(_ envelope: ActionEnvelope) throws(ToolError) {
+    @discardableResult
+    func append(_ envelope: ActionEnvelope, keepingRefused: Bool) throws(ToolError) -> String? {
         do {
-            try importer?.append(envelope)
+            return try importer?.append(envelope, keepingRefused: keepingRefused)?.message
         } catch where error.code == .storage {
             throw ToolError(error)
         } catch {

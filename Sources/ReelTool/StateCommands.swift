@@ -84,9 +84,7 @@ struct DiffCommand: AsyncParsableCommand {
                 try await store.latestSeq(ofBranch: branches[0]), try await store.latestSeq(ofBranch: branches[1]), branches[0], branches[1]
             )
         }
-        let patch = try await store.diff(
-            from: start, to: end, path: pointer, branch: first, toBranch: second == first ? nil : second, toMain: first != nil && second == nil
-        )
+        let patch = try await store.diff(from: start, to: end, path: pointer, branch: first, toBranch: second == first ? nil : second)
         let describe = { (seq: UInt64, branch: String?) in branch.map { "seq \(seq) of branch \($0)" } ?? "seq \(seq)" }
         if printer.isJSON {
             printer.json(["patch": patch.jsonValue])

@@ -65,13 +65,19 @@ extension StoreSource {
         return (page.actions, page.next)
     }
 
-    func diff(from: UInt64, to: UInt64, path: JSONPointer, branch: String? = nil, toBranch: String? = nil, toMain: Bool = false) async throws(ToolError) -> JSONPatch {
-        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path, branch: branch, toBranch: toBranch, toMain: toMain)).patch
+    /// The patch from the state at `from` of `branch` (the main history's when `nil`) to the
+    /// state at `to` of `toBranch`, or of the same history.
+    func diff(from: UInt64, to: UInt64, path: JSONPointer, branch: String? = nil, toBranch: String? = nil) async throws(ToolError) -> JSONPatch {
+        try await call(Method.Diff.self, DiffParams(from: from, to: to, path: path, branch: branch, toBranch: toBranch)).patch
     }
 
-    /// The seq of a branch's last action (its fork seq while it has none).
+    /// The seq of a branch's last action (its fork seq while it has none), from the list of
+    /// branches: no state is rebuilt (`watch --branch` offline asks it at every poll).
     func latestSeq(ofBranch name: String) async throws(ToolError) -> UInt64 {
-        try await value(at: nil, path: .root, branch: name).seq
+        guard let branch = try await call(Method.Branches.self, BranchesParams()).branches.first(where: { $0.name == name }) else {
+            throw ToolError(RPCError(code: RPCError.Code.invalidParams, message: "no branch named '\(name)'"))
+        }
+        return branch.seq
     }
 
     func replay(to: UInt64?, skip: Set<UInt64>, path: JSONPointer) async throws(ToolError) -> (value: JSONValue, refused: [SeqReason]) {

@@ -52,9 +52,13 @@ extension TimeTravelBackend {
     }
 
     /// The latest seq of the main history, or of a branch.
+    /// (A branch's from the list of branches: no state is rebuilt for each page of its log.)
     func latestSeq(branch: String?) async throws(UIError) -> UInt64 {
         guard let branch else { return try await latestSeq() }
-        return try await state(at: nil, path: .root, branch: branch).seq
+        guard let found = try await call(Method.Branches.self, BranchesParams()).branches.first(where: { $0.name == branch }) else {
+            throw UIError(refusal: RPCError(code: RPCError.Code.invalidParams, message: "no branch named '\(branch)'"))
+        }
+        return found.seq
     }
 
     /// From the state at `from` to that at `to`, both of `branch` (the main history's when `nil`),
