@@ -21,12 +21,12 @@ public final class ChangeIndexBuild: Sendable {
 
     private init() {}
 
-    static func start<State: StoreState>(timeline: Timeline<State>, from indexed: UInt64, logger: Logger) -> ChangeIndexBuild {
+    static func start<State: StoreState>(timeline: Timeline<State>, from indexed: UInt64, minimumPart: UInt64, logger: Logger) -> ChangeIndexBuild {
         let build = ChangeIndexBuild()
         build.running.enter()
         let thread = Thread {
             defer { build.running.leave() }
-            build.run(timeline: timeline, from: indexed, logger: logger)
+            build.run(timeline: timeline, from: indexed, minimumPart: minimumPart, logger: logger)
         }
         thread.name = "reel-change-index-build"
         thread.start()
@@ -45,7 +45,7 @@ public final class ChangeIndexBuild: Sendable {
         running.wait()
     }
 
-    private func run<State: StoreState>(timeline: Timeline<State>, from start: UInt64, logger: Logger) {
+    private func run<State: StoreState>(timeline: Timeline<State>, from start: UInt64, minimumPart: UInt64, logger: Logger) {
         let directory = timeline.directory
         let started = ContinuousClock.now
         var indexed = start
@@ -58,8 +58,8 @@ public final class ChangeIndexBuild: Sendable {
                 // At the log's end: the applier's next commit continues the index.
                 guard applied > indexed else { break }
                 let end = min(applied, indexed + ChangeIndexer<State>.catchUpCommitSize)
-                let postings = try timeline.changePostings(
-                    from: indexed + 1, through: end, state: &state,
+                let postings = try timeline.changePostingsOnAllCores(
+                    from: indexed + 1, through: end, state: &state, minimumPart: minimumPart,
                     progress: { reached in
                         let now = ContinuousClock.now
                         guard now - lastReport >= .seconds(2) else { return }

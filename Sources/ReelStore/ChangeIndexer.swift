@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Logging
 import ReelCore
 import ReelJSON
@@ -49,8 +51,8 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
     /// - Returns: the build going on in the background, when the writer records later entries
     ///   (without `feed`) and the index was behind: the store serves meanwhile.
     static func start(
-        timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, mayDelayOpen: Bool = true, logger: Logger,
-        progress: ((UInt64) -> Void)? = nil
+        timeline: Timeline<State>, latest: UInt64, latestState: State, feed: Bool, mayDelayOpen: Bool = true,
+        minimumPart: UInt64 = StoreOptions().changeIndexBuildMinimumPart, logger: Logger, progress: ((UInt64) -> Void)? = nil
     ) throws(StoreError) -> ChangeIndexBuild? {
         let directory = timeline.directory
         var status: ChangeIndexStatus?
@@ -85,14 +87,14 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
         var indexed = status!.indexedThrough
         if indexed < latest, !feed {
             // The writer's entries continue the index once the build has caught up with the log.
-            return ChangeIndexBuild.start(timeline: timeline, from: indexed, logger: logger)
+            return ChangeIndexBuild.start(timeline: timeline, from: indexed, minimumPart: minimumPart, logger: logger)
         }
         if indexed < latest {
             let started = ContinuousClock.now
             var state = try timeline.state(at: indexed)
             while indexed < latest {
                 let end = min(latest, indexed + catchUpCommitSize)
-                let postings = try timeline.changePostings(from: indexed + 1, through: end, state: &state, progress: progress)
+                let postings = try timeline.changePostingsOnAllCores(from: indexed + 1, through: end, state: &state, minimumPart: minimumPart, progress: progress)
                 let appended: Bool
                 do {
                     appended = try directory.appendToChangeIndex(postings)
@@ -183,6 +185,57 @@ extension Timeline {
         recorder.record(at: [], from: before, to: after)
         json = after
     }
+
+    /// ``changePostings(from:through:state:progress:stop:)`` with the range cut into as many
+    /// parts as there are cores (each part at least `minimumPart` actions): the first part
+    /// goes on from `state`, every other one from the state at its start (rebuilt from the
+    /// checkpoint before it, a replay of at most a checkpoint interval), each on a thread of its
+    /// own; their postings are joined in order, and `state` is left as the last part's end.
+    ///
+    /// The parts' folds are independent (a fold reads only its own state and the log), so the
+    /// postings are those of one fold through the whole range.
+    func changePostingsOnAllCores(
+        from first: UInt64, through last: UInt64, state: inout State, minimumPart: UInt64, progress: ((UInt64) -> Void)? = nil,
+        stop: (@Sendable () -> Bool)? = nil
+    ) throws(StoreError) -> ChangePostings {
+        let count = last >= first ? last - first + 1 : 0
+        let parts = Int(min(UInt64(Self.changeIndexBuildThreads), count / max(minimumPart, 1)))
+        guard parts > 1 else { return try changePostings(from: first, through: last, state: &state, progress: progress, stop: stop) }
+        let starts = (0..<parts).map { first + count * UInt64($0) / UInt64(parts) }
+        let results = Mutex([Result<(postings: ChangePostings, state: State), StoreError>?](repeating: nil, count: parts))
+        let initial = state
+        let timeline = self
+        // Only the first part reports progress, scaled to the whole range: the parts go at about
+        // one pace.
+        let firstPartProgress = progress.map { report in
+            { (reached: UInt64) in report(min(last, first + (reached - first) * UInt64(parts))) }
+        }
+        nonisolated(unsafe) let unsafeProgress = firstPartProgress
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let start = starts[part]
+            let end = part + 1 < parts ? starts[part + 1] - 1 : last
+            let result = Result { () throws(StoreError) -> (postings: ChangePostings, state: State) in
+                var partState = part == 0 ? initial : try timeline.state(at: start - 1)
+                let postings = try timeline.changePostings(
+                    from: start, through: end, state: &partState, progress: part == 0 ? unsafeProgress : nil, stop: stop
+                )
+                return (postings, partState)
+            }
+            results.withLock { $0[part] = result }
+        }
+        var joined = ChangePostings()
+        for (part, result) in results.withLock({ $0 }).enumerated() {
+            let (postings, end) = try result!.get()
+            if part == 0 { joined = postings } else { joined.append(postings) }
+            state = end
+            // A part `stop` ended early: the postings cover what precedes it, up to where it ended.
+            guard postings.last == (part + 1 < parts ? starts[part + 1] - 1 : last) else { break }
+        }
+        return joined
+    }
+
+    /// Threads that build the change index at once (each with the log's read-ahead beside it).
+    static var changeIndexBuildThreads: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// The change index's postings of `first…last`, folding them into `state` (the state at
     /// `first - 1`).

@@ -104,7 +104,7 @@ public final class Store<State: StoreState>: Sendable {
             var lastIndexReport = ContinuousClock.now
             changeIndexBuild = try ChangeIndexer.start(
                 timeline: timeline, latest: restored.seq, latestState: restored.state, feed: definition.predictChanges == nil,
-                mayDelayOpen: options.changeIndexMayDelayOpen, logger: logger
+                mayDelayOpen: options.changeIndexMayDelayOpen, minimumPart: options.changeIndexBuildMinimumPart, logger: logger
             ) { reached in
                 let now = ContinuousClock.now
                 guard now - lastIndexReport >= options.openProgressInterval else { return }

@@ -272,6 +272,8 @@ import Testing
         options.changeIndex = false
         let states = try await filledAndClosed(path, options: options, count: 80, seed: 11, indexed: 0)
         options.changeIndex = true
+        // Built in parts of at least 10 actions, on as many threads as there are cores.
+        options.changeIndexBuildMinimumPart = 10
         let reopened = try Store(path: path, definition: .stock, options: options)
         // Answered right while the index is built in the background (by replaying), and after.
         try checkAnswers(reopened.timeline, states: states, seed: 11, context: "index being built", probes: 10)
@@ -297,6 +299,7 @@ import Testing
             await store.close()
         }
         options.changeIndex = true
+        options.changeIndexBuildMinimumPart = 5_000
         let store = try Store(path: path, definition: .stock, options: options)
         // Dispatches while the build runs (each its own commit, with entries of the writer's).
         for value in 60_000..<60_600 { try await store.dispatch(set(value)) }
@@ -316,8 +319,9 @@ import Testing
     @Test func anIndexBuiltByAnotherReducerVersionIsRebuilt() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.sub("data")
-        let options = StoreOptions(checkpointEvery: 25, storage: .init(durable: false))
+        var options = StoreOptions(checkpointEvery: 25, storage: .init(durable: false))
         let states = try await filledAndClosed(path, options: options, count: 60, seed: 5, indexed: 60)
+        options.changeIndexBuildMinimumPart = 7
         var next = StoreDefinition<JSONValue>.stock
         next.identity.version = "1-next"
         let reopened = try Store(path: path, definition: next, options: options)
