@@ -81,6 +81,15 @@ struct ParamsReader {
         }
     }
 
+    /// An optional boolean member.
+    func bool(_ name: String) throws(RPCError) -> Bool? {
+        guard let value = self[name] else { return nil }
+        guard case .bool(let flag) = value else {
+            throw .invalidParams("params.\(name) must be true or false, not \(value.described)")
+        }
+        return flag
+    }
+
     /// An optional string member.
     func string(_ name: String) throws(RPCError) -> String? {
         guard let value = self[name] else { return nil }

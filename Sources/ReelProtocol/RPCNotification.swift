@@ -73,4 +73,21 @@ extension RPCNotification {
             "actions": .array(actions.map(\.wireJSON)),
         ])
     }
+
+    /// An `update` of a shared feed in `value` mode: `{feed, seq, value}`.
+    public static func update(feed: String, seq: UInt64, value: JSONValue) -> RPCNotification {
+        RPCNotification(method: WireProtocol.updateMethod, params: ["feed": .string(feed), "seq": JSONValue(seq: seq), "value": value])
+    }
+
+    /// An `update` of a shared feed in `patch` mode: `{feed, seq, patch}`.
+    public static func update(feed: String, seq: UInt64, patch: JSONPatch) -> RPCNotification {
+        RPCNotification(method: WireProtocol.updateMethod, params: ["feed": .string(feed), "seq": JSONValue(seq: seq), "patch": patch.jsonValue])
+    }
+
+    /// An `update` of the shared `actions` feed: `{feed, seq, actions: […]}`.
+    public static func update(feed: String, seq: UInt64, actions: [ActionEnvelope]) -> RPCNotification {
+        RPCNotification(method: WireProtocol.updateMethod, params: [
+            "feed": .string(feed), "seq": JSONValue(seq: seq), "actions": .array(actions.map(\.wireJSON)),
+        ])
+    }
 }

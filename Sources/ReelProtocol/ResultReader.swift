@@ -51,6 +51,12 @@ struct ResultReader {
         return text
     }
 
+    /// A string that may be absent.
+    func optionalString(_ key: String) throws(RPCError) -> String? {
+        guard let value = members[key], !value.isNull else { return nil }
+        return try string(key)
+    }
+
     func array(_ key: String) throws(RPCError) -> [JSONValue] {
         guard case .array(let elements)? = members[key] else { throw missing(key, "an array") }
         return elements

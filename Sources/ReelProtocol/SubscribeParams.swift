@@ -10,7 +10,7 @@ public enum SubscriptionMode: String, Sendable, CaseIterable {
     case actions
 }
 
-/// The params of `subscribe`: `{path?: "", since?: seq, mode?: "value" | "patch" | "actions"}`.
+/// The params of `subscribe`: `{path?: "", since?: seq, mode?: "value" | "patch" | "actions", shared?: false}`.
 public struct SubscribeParams: Sendable, Equatable {
     /// The part of the state to follow; the root by default.
     public var path: JSONPointer
@@ -20,17 +20,38 @@ public struct SubscribeParams: Sendable, Equatable {
     public var mode: SubscriptionMode
     /// A branch to follow instead of the main history.
     public var branch: String?
+    /// Receive the updates of the subscription's shared feed (``SubscribeParams/feed``) instead
+    /// of updates of its own: lines that name the feed, not the subscription, and are the same
+    /// bytes for every subscriber of the feed, so that the daemon encodes each once and writes it
+    /// to all of them without a copy per subscriber. One shared subscription per feed and
+    /// connection; not on a branch.
+    public var shared: Bool
 
     /// - Parameters:
     ///   - path: The part of the state to follow.
     ///   - since: The seq to resume after, or `nil` to start now.
     ///   - mode: What updates carry.
     ///   - branch: A branch to follow instead of the main history.
-    public init(path: JSONPointer = .root, since: UInt64? = nil, mode: SubscriptionMode = .value, branch: String? = nil) {
+    ///   - shared: Receive the shared feed's updates (``shared``).
+    public init(
+        path: JSONPointer = .root, since: UInt64? = nil, mode: SubscriptionMode = .value, branch: String? = nil, shared: Bool = false
+    ) {
         self.path = path
         self.since = since
         self.mode = mode
         self.branch = branch
+        self.shared = shared
+    }
+
+    /// The name of the feed a shared subscription of this mode and path receives: `actions` (in
+    /// actions mode every action goes to every subscriber, whatever the path), `value:PATH` or
+    /// `patch:PATH`.
+    public var feed: String {
+        Self.feed(mode: mode, path: path)
+    }
+
+    public static func feed(mode: SubscriptionMode, path: JSONPointer) -> String {
+        mode == .actions ? "actions" : "\(mode.rawValue):\(path)"
     }
 
     /// Reads and checks the params of a `subscribe` call.
@@ -39,7 +60,7 @@ public struct SubscribeParams: Sendable, Equatable {
     /// - Throws: -32602 for a path that is not a JSON Pointer, a `since` that is not a seq, an
     ///   unknown mode, or an unknown member.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamsReader(params, method: Method.Subscribe.name, allowed: ["path", "since", "mode", "branch"])
+        let reader = try ParamsReader(params, method: Method.Subscribe.name, allowed: ["path", "since", "mode", "branch", "shared"])
         path = try reader.pointer("path")
         since = try reader.seq("since")
         branch = try reader.branch()
@@ -51,6 +72,10 @@ public struct SubscribeParams: Sendable, Equatable {
         } else {
             mode = .value
         }
+        shared = try reader.bool("shared") ?? false
+        if shared, branch != nil {
+            throw .invalidParams("params.shared follows the main history's feeds; a branch's subscription has updates of its own (leave shared out)")
+        }
     }
 
     /// The params as a client sends them; `init(params:)` reads them back. Defaults are omitted.
@@ -60,6 +85,7 @@ public struct SubscribeParams: Sendable, Equatable {
         if let since { members["since"] = JSONValue(seq: since) }
         if mode != .value { members["mode"] = .string(mode.rawValue) }
         if let branch { members["branch"] = .string(branch) }
+        if shared { members["shared"] = true }
         return .object(members)
     }
 }

@@ -52,6 +52,51 @@ public enum UpdateLine {
         return bytes
     }
 
+    // MARK: shared feeds
+
+    // The lines of a shared feed name the feed instead of a subscription, and are the same bytes
+    // for every subscriber of it (members in sorted order, as the notification encodes them):
+    //
+    // actions: {"jsonrpc":"2.0","method":"update","params":{"actions":[ … ],"feed":"F","seq":S}}
+    // value:   {"jsonrpc":"2.0","method":"update","params":{"feed":"F","seq":S,"value": … }}
+    // patch:   {"jsonrpc":"2.0","method":"update","params":{"feed":"F","patch": … ,"seq":S}}
+
+    /// After the actions of a feed's update.
+    public static func actionsTail(seq: UInt64, feed: String) -> [UInt8] {
+        var bytes = Array(#"],"feed":"#.utf8)
+        feed.writeJSON(into: &bytes)
+        bytes.append(contentsOf: #","seq":"#.utf8)
+        seq.writeJSON(into: &bytes)
+        bytes.append(contentsOf: "}}\n".utf8)
+        return bytes
+    }
+
+    /// Before the value of a feed's update (``valueTail`` follows it).
+    public static func valueHead(seq: UInt64, feed: String) -> [UInt8] {
+        var bytes = start + Array(#""feed":"#.utf8)
+        feed.writeJSON(into: &bytes)
+        bytes.append(contentsOf: #","seq":"#.utf8)
+        seq.writeJSON(into: &bytes)
+        bytes.append(contentsOf: #","value":"#.utf8)
+        return bytes
+    }
+
+    /// Before the patch of a feed's update.
+    public static func patchHead(feed: String) -> [UInt8] {
+        var bytes = start + Array(#""feed":"#.utf8)
+        feed.writeJSON(into: &bytes)
+        bytes.append(contentsOf: #","patch":"#.utf8)
+        return bytes
+    }
+
+    /// After the patch of a feed's update.
+    public static func patchTail(seq: UInt64) -> [UInt8] {
+        var bytes = Array(#","seq":"#.utf8)
+        seq.writeJSON(into: &bytes)
+        bytes.append(contentsOf: "}}\n".utf8)
+        return bytes
+    }
+
     private static func appendSeqAndSubscription(seq: UInt64, subscription: String, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: #""seq":"#.utf8)
         seq.writeJSON(into: &bytes)

@@ -60,6 +60,8 @@ public enum Capability: String, Sendable, CaseIterable {
     case subscribeActions = "subscribe.actions"
     /// `subscribe` with `since`: resume without gaps.
     case subscribeSince = "subscribe.since"
+    /// `subscribe` with `shared: true`: the updates of a shared feed, which name the feed.
+    case subscribeShared = "subscribe.shared"
     /// What the `hello` result lists by default: every feature above, in declaration order, then the
     /// name of every method of ``Method/all`` added after protocol 1's first ones
     /// (``ProtocolMethod/isCapability``), so a client can test for a method by name.

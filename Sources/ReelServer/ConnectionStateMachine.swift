@@ -82,6 +82,8 @@ struct ConnectionStateMachine {
     enum AddAction: Equatable {
         /// The connection has `limit` subscriptions already, or its output stopped.
         case refused
+        /// The connection has a shared subscription of the same feed already (this id).
+        case feedTaken(by: String)
         /// Added; tell the feed to watch it, and to register this connection when it is its first.
         case added(registerWithFeed: Bool)
     }
@@ -233,6 +235,9 @@ struct ConnectionStateMachine {
     /// Registers a subscription, inactive until its answer is written.
     mutating func add(_ subscription: Subscription, limit: Int) -> AddAction {
         guard !outputStopped, subscriptions.count < limit else { return .refused }
+        if let feed = subscription.feed, let other = subscriptions.values.first(where: { $0.feed == feed }) {
+            return .feedTaken(by: other.id)
+        }
         subscriptions[subscription.id] = subscription
         guard usesFeed else { return .added(registerWithFeed: false) }
         defer { registeredWithFeed = true }

@@ -3,6 +3,9 @@ import ReelCore
 import ReelJSON
 import ReelProtocol
 
+/// What a value or patch subscriber is sent next.
+enum ValueSend { case nothing, value, sharedPatch, ownPatch }
+
 extension Outbox {
     /// Actions sent per update in actions mode, at most.
     static var actionsPerUpdate: Int { 500 }
@@ -29,9 +32,18 @@ extension Outbox {
         var wrote = false
         while channel.isWritable {
             let delivered = subscription.delivered.seq
-            switch feed.actions(after: delivered, limit: Self.actionsPerUpdate) {
+            let shared = subscription.feed != nil
+            let next = shared
+                ? feed.actionLines(after: delivered, limit: Self.actionsPerUpdate) : feed.actions(after: delivered, limit: Self.actionsPerUpdate)
+            switch next {
             case .upToDate:
                 return wrote
+            case .actions(let lines, let last) where shared:
+                // The feed's lines as they are: the same bytes every subscriber of it is written
+                // (a reference to them, not a copy), gathered into one `writev` by the flush.
+                for line in lines { write(line, on: channel) }
+                subscription.delivered.seq = last
+                wrote = true
             case .actions(let slices, let last):
                 let tail = UpdateLine.actionsTail(seq: last, subscription: subscription.id)
                 // One buffer per update: a write costs a trip through the pipeline, a copy less.
@@ -82,7 +94,11 @@ extension Outbox {
                         if position > 0 { bytes.append(UInt8(ascii: ",")) }
                         envelope.writeWire(into: &bytes)
                     }
-                    bytes += UpdateLine.actionsTail(seq: last.seq, subscription: subscription.id)
+                    if let name = subscription.feed {
+                        bytes += UpdateLine.actionsTail(seq: last.seq, feed: name)
+                    } else {
+                        bytes += UpdateLine.actionsTail(seq: last.seq, subscription: subscription.id)
+                    }
                     self.write(ByteBuffer(bytes: bytes), on: channel)
                     self.flush(channel)
                     subscription.delivered.seq = last.seq
@@ -96,8 +112,7 @@ extension Outbox {
         guard let current = feed.value(at: subscription.path) else { return false }
         let delivered = subscription.delivered
         guard delivered.seq < current.seq else { return false }
-        enum Send { case nothing, value, sharedPatch, ownPatch }
-        let send: Send
+        let send: ValueSend
         if !delivered.fromFeed {
             // Delivered from the `subscribe` result: the feed does not know that value.
             send = delivered.value == current.value ? .nothing : subscription.mode == .value ? .value : .ownPatch
@@ -109,6 +124,9 @@ extension Outbox {
             send = subscription.mode == .value ? .value : .ownPatch
         }
         subscription.delivered = Subscription.Delivered(seq: current.seq, value: current.value, fromFeed: true)
+        if let name = subscription.feed {
+            return deliverFeedValue(send: send, feed: name, current: current, delivered: delivered.value, subscription: subscription, updates: feed, channel: channel)
+        }
         switch send {
         case .nothing:
             return false
@@ -118,6 +136,32 @@ extension Outbox {
             let shared = send == .sharedPatch ? feed.sharedPatch(at: subscription.path, changedAt: current.changedAt) : nil
             let patch = shared ?? ByteBuffer(bytes: JSONPatch(from: delivered.value, to: current.value).jsonValue.serialized())
             write(UpdateLine.patchHead, patch, UpdateLine.patchTail(seq: current.seq, subscription: subscription.id), to: channel)
+        }
+        return true
+    }
+
+    /// A shared feed's value or patch update: the feed's line as it is, unless the subscriber
+    /// needs a patch of its own (it missed the previous value), which names the feed too.
+    private func deliverFeedValue(
+        send: ValueSend, feed name: String, current: UpdateFeed.PathValue, delivered: JSONValue, subscription: Subscription,
+        updates feed: UpdateFeed, channel: any Channel
+    ) -> Bool {
+        switch send {
+        case .nothing:
+            return false
+        case .value:
+            guard let line = feed.sharedValueLine(at: subscription.path, seq: current.seq, feed: name) else {
+                write(UpdateLine.valueHead(seq: current.seq, feed: name), current.encoded, UpdateLine.valueTail, to: channel)
+                return true
+            }
+            write(line, on: channel)
+        case .sharedPatch, .ownPatch:
+            if send == .sharedPatch, let line = feed.sharedPatchLine(at: subscription.path, seq: current.seq, changedAt: current.changedAt, feed: name) {
+                write(line, on: channel)
+            } else {
+                let patch = ByteBuffer(bytes: JSONPatch(from: delivered, to: current.value).jsonValue.serialized())
+                write(UpdateLine.patchHead(feed: name), patch, UpdateLine.patchTail(seq: current.seq), to: channel)
+            }
         }
         return true
     }

@@ -169,15 +169,16 @@ final class Outbox: Sendable {
     /// Registers a subscription (inactive until its answer is written) and tells the feed, which
     /// keeps what it needs from the next commit on.
     /// - Returns: `false` when the connection already has `limit` subscriptions, or has ended.
-    func add(_ subscription: Subscription, limit: Int) -> Bool {
+    func add(_ subscription: Subscription, limit: Int) -> ConnectionStateMachine.AddAction {
         // The feed is told under this lock (the feed never calls in here holding its own), so that
         // a connection ending meanwhile cannot leave it registered.
         state.withLock { state in
-            guard case .added(let register) = state.machine.add(subscription, limit: limit) else { return false }
-            guard let feed, let channel, state.machine.usesFeed else { return true }
+            let action = state.machine.add(subscription, limit: limit)
+            guard case .added(let register) = action else { return action }
+            guard let feed, let channel, state.machine.usesFeed else { return action }
             feed.watch(subscription)
             if register { feed.register(self, on: channel.eventLoop) }
-            return true
+            return action
         }
     }
 

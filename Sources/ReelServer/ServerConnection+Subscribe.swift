@@ -24,17 +24,25 @@ extension ServerConnection {
             return (RPCResponse(id: id, error: error).encodedLine(), nil)
         }
         let subscription = Subscription(
-            id: subscriptionIDs.make(), path: params.path, mode: params.mode, seq: start.seq, value: start.value ?? .null
+            id: subscriptionIDs.make(), path: params.path, mode: params.mode, seq: start.seq, value: start.value ?? .null,
+            feed: params.shared ? params.feed : nil
         )
-        guard outbox.add(subscription, limit: limits.maxSubscriptionsPerConnection) else {
+        switch outbox.add(subscription, limit: limits.maxSubscriptionsPerConnection) {
+        case .added:
+            break
+        case .refused:
             return (RPCResponse(id: id, error: RPCError(
                 code: RPCError.Code.overloaded,
                 message: "this connection already has \(limits.maxSubscriptionsPerConnection) subscriptions; unsubscribe some or open another connection"
             )).encodedLine(), nil)
+        case .feedTaken(let other):
+            return (RPCResponse(id: id, error: .invalidParams(
+                "this connection already receives the shared feed \(JSONValue.string(params.feed).jsonString) (subscription \(other)); its updates serve every subscriber of it on the connection"
+            )).encodedLine(), nil)
         }
         // Not `nil` in a ternary: JSONValue is ExpressibleByNilLiteral, so that would mean `.null`.
         let value: JSONValue? = params.mode == .actions ? Optional.none : .some(start.value ?? .null)
-        let result = SubscribeResult(subscription: subscription.id, seq: start.seq, value: value)
+        let result = SubscribeResult(subscription: subscription.id, seq: start.seq, value: value, feed: subscription.feed)
         return (RPCSuccess(id: id, result: result).encodedLine(), subscription)
     }
 }

@@ -21,14 +21,17 @@ final class Subscription: Sendable {
     let id: String
     let path: JSONPointer
     let mode: SubscriptionMode
+    /// The shared feed whose lines it receives (``SubscribeParams/shared``); `nil`: lines of its own.
+    let feed: String?
     private let state: Mutex<Delivered>
     /// An actions-mode subscription reading from the log: at most one such read at a time.
     private let catchingUp = Atomic(false)
 
-    init(id: String, path: JSONPointer, mode: SubscriptionMode, seq: UInt64, value: JSONValue) {
+    init(id: String, path: JSONPointer, mode: SubscriptionMode, seq: UInt64, value: JSONValue, feed: String? = nil) {
         self.id = id
         self.path = path
         self.mode = mode
+        self.feed = feed
         self.state = Mutex(Delivered(seq: seq, value: value))
     }
 

@@ -19,26 +19,35 @@ import Synchronization
 /// actions mode from the recent actions kept here, or from the log once it fell further behind.
 /// So a slow subscriber holds no more than one update, and nothing waits on the write path.
 final class UpdateFeed: Sendable {
-    /// Committed actions `firstSeq...`, as their `writeWire` objects separated by commas.
+    /// Committed actions `firstSeq...` (a commit's), as their `writeWire` objects separated by
+    /// commas, inside the whole `update` line of the shared `actions` feed.
     struct ActionsPage: Sendable {
         let firstSeq: UInt64
+        /// The objects: a slice of `line`.
         let bytes: ByteBuffer
         /// Where each action's object ends in `bytes`.
         let ends: [Int]
+        /// The shared feed's update of exactly these actions, written as it is to every
+        /// subscriber of the feed that is up to date.
+        let line: ByteBuffer
 
         var lastSeq: UInt64 { firstSeq + UInt64(ends.count) - 1 }
 
         init(_ envelopes: ArraySlice<ActionEnvelope>) {
             firstSeq = envelopes.first!.seq
-            var bytes: [UInt8] = []
+            var bytes = UpdateLine.actionsHead
+            let start = bytes.count
             var ends: [Int] = []
             ends.reserveCapacity(envelopes.count)
             for envelope in envelopes {
-                if !bytes.isEmpty { bytes.append(UInt8(ascii: ",")) }
+                if bytes.count > start { bytes.append(UInt8(ascii: ",")) }
                 envelope.writeWire(into: &bytes)
-                ends.append(bytes.count)
+                ends.append(bytes.count - start)
             }
-            self.bytes = ByteBuffer(bytes: bytes)
+            let objects = bytes.count - start
+            bytes += UpdateLine.actionsTail(seq: envelopes.last!.seq, feed: UpdateFeed.actionsFeed)
+            line = ByteBuffer(bytes: bytes)
+            self.bytes = line.getSlice(at: line.readerIndex + start, length: objects)!
             self.ends = ends
         }
 
@@ -63,17 +72,25 @@ final class UpdateFeed: Sendable {
         var previousChangedAt: UInt64
         /// The patch from `previous` to `value`, made when a subscriber first needs it.
         var patch: ByteBuffer?
+        /// The shared feeds' lines as of `seq` (value, and patch from `previous`), made when a
+        /// subscriber first needs them.
+        var valueLine: ByteBuffer?
+        var patchLine: ByteBuffer?
     }
 
     /// What an actions-mode subscriber gets next.
     enum NextActions {
         /// Nothing new.
         case upToDate
-        /// The actions after its last delivered seq, up to `last`.
+        /// The actions after its last delivered seq, up to `last`: slices of objects to put
+        /// into a line of its own, or (for a subscriber of the shared feed) whole lines.
         case actions([ByteBuffer], last: UInt64)
         /// Those actions are no longer kept here: read them from the log, up to `latest`.
         case fromLog(latest: UInt64)
     }
+
+    /// The name of the shared feed of every action.
+    static let actionsFeed = SubscribeParams.feed(mode: .actions, path: .root)
 
     fileprivate struct Watched: Sendable {
         var subscribers = 0
@@ -246,6 +263,8 @@ final class UpdateFeed: Sendable {
             )
         }
         entry.seq = seq
+        entry.valueLine = nil
+        entry.patchLine = nil
         guard value != entry.value else { return entry }
         entry.previous = entry.value
         entry.previousChangedAt = entry.changedAt
@@ -261,14 +280,8 @@ final class UpdateFeed: Sendable {
     /// The actions after `delivered`, at most `limit`, from the kept pages.
     func actions(after delivered: UInt64, limit: Int) -> NextActions {
         state.withLock { state in
-            guard delivered < state.seq else { return .upToDate }
-            // Handed over but not encoded yet (a commit since the last `prepare`): the delivery
-            // round that commit asked for brings them.
-            if state.pending.first?.first?.seq == delivered + 1 { return .upToDate }
-            guard let first = state.pages.first, first.firstSeq <= delivered + 1, let last = state.pages.last,
-                last.lastSeq >= delivered + 1
-            else { return .fromLog(latest: state.seq) }
-            let through = min(last.lastSeq, delivered + UInt64(limit))
+            if let answer = state.notFromPages(after: delivered) { return answer }
+            let through = min(state.pages.last!.lastSeq, delivered + UInt64(limit))
             var next = delivered + 1
             // The pages holding `next` and `through`, by binary search: a page per commit makes
             // many pages. One slice per page, reserved at once (growing the array allocated a few
@@ -285,6 +298,64 @@ final class UpdateFeed: Sendable {
                 index += 1
             }
             return .actions(slices, last: through)
+        }
+    }
+
+    /// The shared `actions` feed's lines after `delivered`: the kept pages' lines whole, up to
+    /// about `limit` actions (at least one page), or a line of its own for the rest of a page
+    /// the subscriber is part-way through (it started or caught up there).
+    func actionLines(after delivered: UInt64, limit: Int) -> NextActions {
+        state.withLock { state in
+            if let answer = state.notFromPages(after: delivered) { return answer }
+            var lines: [ByteBuffer] = []
+            var next = delivered + 1
+            var index = state.pageIndex(holding: next)
+            while index < state.pages.count, next - delivered <= UInt64(limit) {
+                let page = state.pages[index]
+                if next == page.firstSeq {
+                    lines.append(page.line)
+                } else {
+                    let objects = page.slice(from: next, through: page.lastSeq)
+                    let tail = UpdateLine.actionsTail(seq: page.lastSeq, feed: Self.actionsFeed)
+                    var line = ByteBuffer(bytes: UpdateLine.actionsHead)
+                    line.writeImmutableBuffer(objects)
+                    line.writeBytes(tail)
+                    lines.append(line)
+                }
+                next = page.lastSeq + 1
+                index += 1
+            }
+            return .actions(lines, last: next - 1)
+        }
+    }
+
+    /// The shared feed's `value` line for `path` as of `seq`, made once and shared; `nil` when
+    /// the feed has moved past `seq` meanwhile (another event loop prepared a newer commit).
+    func sharedValueLine(at path: JSONPointer, seq: UInt64, feed: String) -> ByteBuffer? {
+        state.withLock { state in
+            guard let entry = state.paths[path]?.value, entry.seq == seq else { return nil }
+            if let line = entry.valueLine { return line }
+            var line = ByteBuffer(bytes: UpdateLine.valueHead(seq: entry.seq, feed: feed))
+            line.writeImmutableBuffer(entry.encoded)
+            line.writeBytes(UpdateLine.valueTail)
+            state.paths[path]!.value!.valueLine = line
+            return line
+        }
+    }
+
+    /// The shared feed's `patch` line for `path` as of `seq`: the patch from the previous value
+    /// to the one first seen at `changedAt`, made once and shared; `nil` when the feed has moved
+    /// past `seq` meanwhile.
+    func sharedPatchLine(at path: JSONPointer, seq: UInt64, changedAt: UInt64, feed: String) -> ByteBuffer? {
+        guard let patch = sharedPatch(at: path, changedAt: changedAt) else { return nil }
+        return state.withLock { state in
+            guard let entry = state.paths[path]?.value, entry.seq == seq, entry.changedAt == changedAt else { return nil }
+            if let line = entry.patchLine { return line }
+            var line = ByteBuffer(bytes: UpdateLine.patchHead(feed: feed))
+            line.writeImmutableBuffer(patch)
+            line.writeBytes(UpdateLine.patchTail(seq: entry.seq))
+            state.paths[path]!.value!.patchLine = line
+            return line
         }
     }
 
@@ -317,6 +388,19 @@ extension UpdateFeed.State {
             due.append(loop)
         }
         return due
+    }
+
+    /// What an actions subscriber that delivered through `delivered` gets when the kept pages do
+    /// not hold the next action; `nil` when they do.
+    fileprivate func notFromPages(after delivered: UInt64) -> UpdateFeed.NextActions? {
+        guard delivered < seq else { return .upToDate }
+        // Handed over but not encoded yet (a commit since the last `prepare`): the delivery round
+        // that commit asked for brings them.
+        if pending.first?.first?.seq == delivered + 1 { return .upToDate }
+        guard let first = pages.first, first.firstSeq <= delivered + 1, let last = pages.last, last.lastSeq >= delivered + 1 else {
+            return .fromLog(latest: seq)
+        }
+        return nil
     }
 
     /// The index of the kept page holding `seq` (one of them does).

@@ -45,7 +45,7 @@ struct GoldenFrameTests {
             version: "0.1.0", seq: 42, reducer: ReducerIdentity(name: "reel.json", version: "1"))
         expectFrame(
             RPCSuccess(id: 1, result: result).encodedLine(),
-            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","dispatch.version","subscribe.patch","subscribe.actions","subscribe.since","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find","blame","handOver","takeOverProgress","branchCreate","branches","branchDelete"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
+            #"{"jsonrpc":"2.0","id":1,"result":{"capabilities":["dispatch.batch","dispatch.expectedSeq","dispatch.idempotency","dispatch.meta","dispatch.version","subscribe.patch","subscribe.actions","subscribe.since","subscribe.shared","history","diff","replay","checkpoints","verify","backup","bisect","scan","digest","describe","find","blame","handOver","takeOverProgress","branchCreate","branches","branchDelete"],"protocol":1,"reducer":{"name":"reel.json","version":"1"},"seq":42,"server":"reeld","version":"0.1.0"}}"#
         )
     }
 

@@ -77,6 +77,11 @@ struct QueryParamsTests {
         }
         let params = try SubscribeParams(params: ["path": "/todos", "since": 40, "mode": "patch"])
         #expect(params == SubscribeParams(path: JSONPointer(tokens: ["todos"]), since: 40, mode: .patch))
+        let shared = try SubscribeParams(params: ["path": "/todos", "mode": "patch", "shared": true])
+        #expect(shared.shared && shared.feed == "patch:/todos")
+        #expect(try SubscribeParams(params: shared.jsonValue) == shared)
+        #expect(try SubscribeParams(params: ["mode": "actions", "path": "/x", "shared": true]).feed == "actions")
+        #expect(try SubscribeParams(params: ["shared": false]).shared == false)
     }
 
     @Test func subscribeRefusals() {
@@ -86,7 +91,9 @@ struct QueryParamsTests {
         #expect(invalidParams(["since": -1], read) == "params.since must be a non-negative integer (a seq), not -1")
         #expect(invalidParams(["path": 0], read)
             == #"params.path must be a JSON Pointer string (RFC 6901) such as "" or "/todos/0", not 0"#)
-        #expect(invalidParams(["at": 3], read) == #"subscribe has no param "at" (it takes path, since, mode, branch)"#)
+        #expect(invalidParams(["at": 3], read) == #"subscribe has no param "at" (it takes path, since, mode, branch, shared)"#)
+        #expect(invalidParams(["shared": "yes"], read) == #"params.shared must be true or false, not the string "yes""#)
+        #expect(invalidParams(["shared": true, "branch": "b"], read)?.hasPrefix("params.shared follows the main history's feeds") == true)
     }
 
     @Test func unsubscribeNeedsTheSubscriptionID() throws {

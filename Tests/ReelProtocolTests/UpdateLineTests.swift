@@ -32,4 +32,20 @@ struct UpdateLineTests {
         let line = UpdateLine.patchHead + patch.jsonValue.serialized() + UpdateLine.patchTail(seq: 12, subscription: "s3")
         #expect(line == RPCNotification.update(subscription: "s3", seq: 12, patch: patch).encodedLine())
     }
+
+    @Test func sharedFeedUpdatesAreTheNotificationsBytes() {
+        var shared: [UInt8] = []
+        for (position, envelope) in envelopes.enumerated() {
+            if position > 0 { shared.append(UInt8(ascii: ",")) }
+            envelope.writeWire(into: &shared)
+        }
+        let actions = UpdateLine.actionsHead + shared + UpdateLine.actionsTail(seq: 42, feed: "actions")
+        #expect(actions == RPCNotification.update(feed: "actions", seq: 42, actions: envelopes).encodedLine())
+        let value: JSONValue = ["b": [1, 2.5, nil], "a": "x\"y"]
+        let valueLine = UpdateLine.valueHead(seq: 9, feed: "value:/a~1b") + value.serialized() + UpdateLine.valueTail
+        #expect(valueLine == RPCNotification.update(feed: "value:/a~1b", seq: 9, value: value).encodedLine())
+        let patch = JSONPatch(from: ["a": 1, "b": [1]], to: ["a": 2, "c": true])
+        let patchLine = UpdateLine.patchHead(feed: "patch:/\"") + patch.jsonValue.serialized() + UpdateLine.patchTail(seq: 12)
+        #expect(patchLine == RPCNotification.update(feed: "patch:/\"", seq: 12, patch: patch).encodedLine())
+    }
 }

@@ -123,4 +123,82 @@ import Testing
             }
         }
     }
+
+    /// Shared subscriptions (`shared: true`) get the lines of their feed: the same for every
+    /// subscriber, naming the feed instead of a subscription, each still exactly what the mode
+    /// promises (every action once in order, from `since` too; values and patches that lead to
+    /// the final value).
+    @Test func sharedFeedsSendEverySubscriberTheirLinesNamingTheFeed() async throws {
+        try await ServerHarness.run { server throws in
+            try await dispatch(server, values: 0..<5)  // seqs 1...5, /n = 4
+            try await withConnections(server, 4) { watchers throws in
+                let subscriptions: [JSONValue] = [
+                    ["mode": "actions", "shared": true],
+                    ["mode": "actions", "shared": true, "since": 2],
+                    ["mode": "value", "path": "/n", "shared": true],
+                    ["mode": "patch", "path": "/n", "shared": true],
+                ]
+                var starts: [(seq: Int64, value: JSONValue)] = []
+                var ids: [JSONValue] = []
+                for (watcher, params) in zip(watchers, subscriptions) {
+                    let answer = try await watcher.request(1, "subscribe", params)
+                    let result = try #require(answer["result"])
+                    #expect(result["feed"] == .string(params["mode"] == "actions" ? "actions" : "\(params["mode"]!.stringValue!):/n"))
+                    starts.append((try #require(result["seq"]?.intValue), result["value"] ?? .null))
+                    ids.append(try #require(result["subscription"]))
+                }
+                // One shared subscription per feed and connection; another mode's feed, or updates
+                // of its own, are fine beside it.
+                let again = try await watchers[0].request(2, "subscribe", ["mode": "actions", "shared": true, "path": "/other"])
+                #expect(again["error"]?["code"] == -32602)
+                #expect(again["error"]?["message"]?.stringValue?.contains("\"actions\"") == true)
+                let own = try await watchers[3].request(2, "subscribe", ["mode": "value", "path": "/n"])
+                let ownID = try #require(own["result"]?["subscription"])
+
+                async let first: Void = dispatch(server, values: 100..<140)
+                async let second: Void = dispatch(server, values: 200..<220, path: "/other")
+                _ = try await (first, second)
+                let final = Int64(server.store.snapshot.seq)
+                let finalValue = try #require(server.store.snapshot.state["n"])
+
+                for index in 0..<2 {
+                    var seqs: [Int64] = []
+                    while seqs.last ?? starts[index].seq < final {
+                        let params = try #require(try await watchers[index].receive()["params"])
+                        #expect(params["feed"] == "actions" && params["subscription"] == nil)
+                        seqs += try #require(params["actions"]?.arrayValue).compactMap { $0["seq"]?.intValue }
+                        #expect(params["seq"]?.intValue == seqs.last)
+                    }
+                    #expect(seqs == Array((starts[index].seq + 1)...final), "every action once, in order")
+                }
+                var value = starts[2].value
+                var lastSeq = starts[2].seq
+                while value != finalValue {
+                    let params = try #require(try await watchers[2].receive()["params"])
+                    #expect(params["feed"] == "value:/n" && params["subscription"] == nil)
+                    let seq = try #require(params["seq"]?.intValue)
+                    #expect(seq > lastSeq)
+                    lastSeq = seq
+                    value = try #require(params["value"])
+                }
+                var patched = starts[3].value
+                var ownValue = starts[3].value
+                while patched != finalValue || ownValue != finalValue {
+                    let params = try #require(try await watchers[3].receive()["params"])
+                    if params["feed"] == "patch:/n" {
+                        #expect(params["subscription"] == nil)
+                        try JSONPatch(try #require(params["patch"])).apply(to: &patched)
+                    } else {
+                        #expect(params["subscription"] == ownID && params["feed"] == nil)
+                        ownValue = try #require(params["value"])
+                    }
+                }
+                // Ended, the feed's slot on the connection is free again.
+                let ended = try await watchers[0].request(3, "unsubscribe", ["subscription": ids[0]])
+                #expect(ended["result"] == [:])
+                let anew = try await watchers[0].request(4, "subscribe", ["mode": "actions", "shared": true])
+                #expect(anew["result"]?["feed"] == "actions")
+            }
+        }
+    }
 }

@@ -31,6 +31,7 @@ struct ReelLoad: ParsableCommand {
     @Flag(help: "Give every dispatch an idempotency key (a retry-safe client).") var idempotencyKeys = false
     @Option(help: "Subscribed connections, counting deliveries.") var subscribers = 0
     @Option(help: "What they subscribe to: actions, value (reeld) or redis.") var subscription = SubscriptionKind.actions
+    @Flag(help: "Subscribers take the shared feed (subscribe with shared: true): one encoding of each update, the same bytes to every subscriber.") var shared = false
     @Option(help: "Where the subscribers connect, if not --socket: another node of a shared log, to measure how soon its readers see the dispatches.") var subscriberSocket: String?
     @Flag(help: "Speak RESP to Redis: PUBLISH instead of dispatch, SUBSCRIBE for subscribers.") var redis = false
 
@@ -48,7 +49,7 @@ struct ReelLoad: ParsableCommand {
         var readBuffer = [UInt8](repeating: 0, count: 1 << 16)
         var subscribed: [Subscriber] = []
         for index in 0..<subscribers {
-            subscribed.append(try Subscriber(socket: subscriberSocket ?? socket, kind: redis ? .redis : subscription, index: index, dispatchers: connections))
+            subscribed.append(try Subscriber(socket: subscriberSocket ?? socket, kind: redis ? .redis : subscription, index: index, dispatchers: connections, shared: shared))
         }
         try waitUntilSubscribed(&subscribed, buffer: &readBuffer)
 

@@ -25,14 +25,16 @@ struct Subscriber {
     /// Wall-clock time of the last delivery, in ns.
     private(set) var lastDeliveryAt: UInt64 = 0
 
-    init(socket path: String, kind: SubscriptionKind, index: Int, dispatchers: Int) throws {
+    /// - Parameter shared: Subscribe to the shared feed (`shared: true`): updates name the feed.
+    init(socket path: String, kind: SubscriptionKind, index: Int, dispatchers: Int, shared: Bool = false) throws {
         connection = try Connection(socket: path)
         self.kind = kind
+        let sharing = shared ? #","shared":true"# : ""
         switch kind {
         case .actions:
-            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"mode":"actions"}}"#.utf8) + [0x0A])
+            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"mode":"actions"\#(sharing)}}"#.utf8) + [0x0A])
         case .value:
-            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"path":"/c\#(index % dispatchers)"}}"#.utf8) + [0x0A])
+            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"path":"/c\#(index % dispatchers)"\#(sharing)}}"#.utf8) + [0x0A])
         case .redis:
             connection.queue(Array("*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n".utf8))
         }
@@ -53,17 +55,18 @@ struct Subscriber {
             switch kind {
             case .actions, .value:
                 guard ready else {
-                    // The result: {"jsonrpc":"2.0","id":1,"result":{"seq":S,…}}.
-                    if let start = LineScan.end(of: #""result":{"seq":"#, in: line) {
+                    // The result: {"jsonrpc":"2.0","id":1,"result":{"seq":S,…}}, or with
+                    // "feed":"F" before the seq.
+                    if LineScan.end(of: #""result":{"#, in: line) != nil, let start = LineScan.end(of: #""seq":"#, in: line) {
                         seq = LineScan.number(in: line, at: start) ?? 0
                         ready = true
                     }
                     return
                 }
-                // An update's own seq is its params' last `"seq":` (members are in sorted order:
-                // actions, seq, subscription — or seq, subscription, value).
-                let marker = kind == .actions ? #"],"seq":"# as StaticString : #"{"seq":"#
-                guard let start = LineScan.end(of: marker, in: line, last: kind == .actions),
+                // An update's own seq is its params' `"seq":` (members are in sorted order:
+                // actions, [feed,] seq[, subscription] — the last one, after the actions' own —
+                // or [feed,] seq[, subscription], value — the first one).
+                guard let start = LineScan.end(of: #""seq":"#, in: line, last: kind == .actions),
                     let updateSeq = LineScan.number(in: line, at: start)
                 else { return }
                 deliveries += kind == .actions ? Int(updateSeq - seq) : 1
