@@ -66,10 +66,10 @@ final class ClientCore: Sendable {
     // MARK: - Subscriptions
 
     /// A local subscription and the sink its updates go to.
-    func openSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil) -> (id: Int, sink: SubscriptionSink) {
+    func openSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil, shared: Bool = false) -> (id: Int, sink: SubscriptionSink) {
         let sink = SubscriptionSink(mode: mode)
         let local = locked.withLock { state in
-            let local = state.machine.openSubscription(path: path, mode: mode, branch: branch)
+            let local = state.machine.openSubscription(path: path, mode: mode, branch: branch, shared: shared)
             state.sinks[local] = sink
             return local
         }

@@ -6,8 +6,8 @@ import ReelProtocol
 
 extension ClientStateMachine {
     /// A new local subscription; its `subscribe` request follows.
-    mutating func openSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil) -> Int {
-        makeSubscription(path: path, mode: mode, branch: branch)
+    mutating func openSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil, shared: Bool = false) -> Int {
+        makeSubscription(path: path, mode: mode, branch: branch, shared: shared)
     }
 
     /// The seq a subscription last delivered, or `nil` before its first answer (or once ended).
@@ -35,9 +35,7 @@ extension ClientStateMachine {
             return unsubscribe(serverID: start.serverID, generation: generation) + [.answer(id: id, .failure(closedError))]
         }
         subscription.lastSeq = start.seq
-        subscription.serverID = start.serverID
-        setSubscription(local, subscription)
-        routes[start.serverID] = local
+        route(local, &subscription, start)
         return [.answer(id: id, outcome)]
     }
 
@@ -73,10 +71,24 @@ extension ClientStateMachine {
                 "a resumed subscription starting at seq \(start.seq) instead of the requested since \(subscription.lastSeq ?? 0)")
             return unsubscribe(serverID: start.serverID, generation: generation) + end(local, with: ended, generation: generation)
         }
+        route(local, &subscription, start)
+        return []
+    }
+
+    /// Routes the daemon's id (and a shared subscription's feed) on this connection to `local`.
+    private mutating func route(_ local: Int, _ subscription: inout Subscription, _ start: SubscriptionStart) {
         subscription.serverID = start.serverID
+        subscription.feed = start.feed
         setSubscription(local, subscription)
         routes[start.serverID] = local
-        return []
+        if let feed = start.feed { feedRoutes[feed] = local }
+    }
+
+    /// The local subscription an update's params name: by its subscription, or by its shared feed.
+    private func routed(_ members: [String: JSONValue]) -> Int? {
+        if case .string(let serverID)? = members["subscription"] { return routes[serverID] }
+        if case .string(let feed)? = members["feed"] { return feedRoutes[feed] }
+        return nil
     }
 
     /// An `update` notification read on connection `generation`.
@@ -87,8 +99,7 @@ extension ClientStateMachine {
     /// state it cannot trust. Updates of subscriptions this client no longer holds are ignored (the
     /// daemon may send some between an `unsubscribe` and its answer).
     mutating func receivedUpdate(_ params: JSONValue?, generation: UInt64) -> [Output] {
-        guard currentGeneration == generation, case .object(let members)? = params,
-            case .string(let serverID)? = members["subscription"], let local = routes[serverID],
+        guard currentGeneration == generation, case .object(let members)? = params, let local = routed(members),
             var subscription = subscriptions[local], let lastSeq = subscription.lastSeq
         else { return [] }
         let update: SubscriptionUpdate
@@ -119,6 +130,7 @@ extension ClientStateMachine {
         guard let subscription = subscriptions[local] else { return [] }
         setSubscription(local, nil)
         var outputs: [Output] = [.finish(subscription: local, nil)]
+        if let feed = subscription.feed { feedRoutes[feed] = nil }
         if let serverID = subscription.serverID, let generation = currentGeneration {
             routes[serverID] = nil
             outputs += unsubscribe(serverID: serverID, generation: generation)
@@ -131,6 +143,7 @@ extension ClientStateMachine {
         guard let subscription = subscriptions[local] else { return [] }
         setSubscription(local, nil)
         var outputs: [Output] = [.finish(subscription: local, error)]
+        if let feed = subscription.feed { feedRoutes[feed] = nil }
         if let serverID = subscription.serverID {
             routes[serverID] = nil
             outputs += unsubscribe(serverID: serverID, generation: generation)

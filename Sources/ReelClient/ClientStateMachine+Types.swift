@@ -44,6 +44,10 @@ extension ClientStateMachine {
         var mode: SubscriptionMode
         /// The branch it follows (`nil`: the main history); a resumption follows it again.
         var branch: String? = nil
+        /// Whether it takes its shared feed's updates (`subscribe` with `shared`); a resumption does too.
+        var shared = false
+        /// The feed its updates name on the current connection, when shared.
+        var feed: String?
         /// The seq of the last update delivered (or of the `subscribe` result); `nil` until the
         /// first `subscribe` is answered. Resumption starts from it.
         var lastSeq: UInt64?

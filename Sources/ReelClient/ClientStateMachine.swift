@@ -20,6 +20,8 @@ struct ClientStateMachine {
     private(set) var subscriptions: [Int: Subscription] = [:]
     /// The daemon's subscription ids on the current connection → local subscriptions.
     var routes: [String: Int] = [:]
+    /// The shared feeds' names on the current connection, to the local subscription taking each.
+    var feedRoutes: [String: Int] = [:]
     /// Why the client was closed; `nil` when its owner closed it.
     private var closeReason: ReelClientError?
     /// Why the current connection is going down, noted by the channel before it closes.
@@ -183,7 +185,9 @@ struct ClientStateMachine {
         for (local, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
             guard let lastSeq = subscription.lastSeq, subscription.serverID == nil else { continue }
             let id = makeRequestID()
-            let params = SubscribeParams(path: subscription.path, since: lastSeq, mode: subscription.mode, branch: subscription.branch)
+            let params = SubscribeParams(
+                path: subscription.path, since: lastSeq, mode: subscription.mode, branch: subscription.branch, shared: subscription.shared
+            )
             let line = RPCRequest(id: .int(id), method: Method.Subscribe.name.rawValue, params: params.jsonValue).encodedLine()
             requests[id] = Request(
                 method: Method.Subscribe.name.rawValue, line: line, kind: .resubscribe(local), policy: .resendAfterReconnect,
@@ -206,7 +210,11 @@ struct ClientStateMachine {
         phase = .disconnected
         dropReason = nil
         routes = [:]
-        for local in subscriptions.keys { subscriptions[local]?.serverID = nil }
+        feedRoutes = [:]
+        for local in subscriptions.keys {
+            subscriptions[local]?.serverID = nil
+            subscriptions[local]?.feed = nil
+        }
         var outputs: [Output] = []
         if let refusal = lineRefusal.take() {
             outputs += answerOversizedRequest(refusal, generation: generation)
@@ -274,15 +282,16 @@ struct ClientStateMachine {
         }
         subscriptions = [:]
         routes = [:]
+        feedRoutes = [:]
         return outputs
     }
 
     // MARK: - Subscriptions (bookkeeping used by ClientStateMachine+Subscriptions)
 
-    mutating func makeSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil) -> Int {
+    mutating func makeSubscription(path: JSONPointer, mode: SubscriptionMode, branch: String? = nil, shared: Bool = false) -> Int {
         let local = nextSubscriptionID
         nextSubscriptionID += 1
-        subscriptions[local] = Subscription(path: path, mode: mode, branch: branch)
+        subscriptions[local] = Subscription(path: path, mode: mode, branch: branch, shared: shared)
         return local
     }
 

@@ -25,14 +25,18 @@ extension ReelClient {
     ///   - since: Start after this seq instead of now: the subscription starts at `since` (its
     ///     ``ReelSubscription/startValue`` is the value then) and first delivers what happened after it.
     ///   - branch: Follow this branch of the history instead of the main one (resumed on it too).
+    ///   - shared: Take the updates of the daemon's shared feed of this mode and path (`subscribe`
+    ///     with `shared`): the same updates, encoded once for every subscriber of the feed, which
+    ///     spares a daemon with many subscribers of the same thing. One per feed on a client: a
+    ///     second is refused (-32602); not with `branch`.
     /// - Returns: The subscription: where it starts, then its updates as an `AsyncSequence`.
     /// - Throws: ``ReelClientError``: 1006 for a `since` after the latest seq, 1008 when the
     ///   connection holds the daemon's maximum of subscriptions.
-    public func subscribe(_ path: JSONPointer = .root, mode: SubscriptionMode = .value, since: UInt64? = nil, branch: String? = nil) async throws(
-        ReelClientError
-    ) -> ReelSubscription {
-        let (local, sink) = core.openSubscription(path: path, mode: mode, branch: branch)
-        let params = SubscribeParams(path: path, since: since, mode: mode, branch: branch)
+    public func subscribe(
+        _ path: JSONPointer = .root, mode: SubscriptionMode = .value, since: UInt64? = nil, branch: String? = nil, shared: Bool = false
+    ) async throws(ReelClientError) -> ReelSubscription {
+        let (local, sink) = core.openSubscription(path: path, mode: mode, branch: branch, shared: shared)
+        let params = SubscribeParams(path: path, since: since, mode: mode, branch: branch, shared: shared)
         do throws(ReelClientError) {
             let result = try await core.send(
                 method: Method.Subscribe.name.rawValue, params: params.jsonValue, kind: .subscribe(local), policy: .resendAfterReconnect

@@ -42,14 +42,15 @@ enum WireDecoding {
         }
     }
 
-    /// The `subscribe` result: `{subscription, seq, value?}` (no value in actions mode).
+    /// The `subscribe` result: `{feed?, subscription, seq, value?}` (no value in actions mode, a
+    /// feed for a shared subscription).
     static func subscriptionStart(_ result: JSONValue, mode: SubscriptionMode) throws(ReelClientError) -> SubscriptionStart {
         let start = try decode(SubscribeResult.self, result)
         guard mode == .actions else {
             guard let value = start.value else { throw .violation("a subscribe result without a value") }
-            return SubscriptionStart(serverID: start.subscription, seq: start.seq, value: value)
+            return SubscriptionStart(serverID: start.subscription, seq: start.seq, value: value, feed: start.feed)
         }
-        return SubscriptionStart(serverID: start.subscription, seq: start.seq, value: nil)
+        return SubscriptionStart(serverID: start.subscription, seq: start.seq, value: nil, feed: start.feed)
     }
 
     /// An `update` notification's params for a subscription of `mode`.
@@ -80,4 +81,6 @@ struct SubscriptionStart: Sendable, Equatable {
     var seq: UInt64
     /// The value at the path at `seq`; `nil` in actions mode.
     var value: JSONValue?
+    /// The shared feed whose updates it receives (they name the feed); `nil` for updates of its own.
+    var feed: String? = nil
 }

@@ -159,6 +159,37 @@ import Testing
         #expect(resubscribe["params"] == ["since": 5, "mode": "actions"])
     }
 
+    @Test func aSharedSubscriptionTakesTheUpdatesOfItsFeedAndResumesShared() throws {
+        var machine = Machine()
+        let generation = Self.connected(&machine)
+        let local = machine.openSubscription(path: .root, mode: .actions, shared: true)
+        let subscribe = Self.submit(&machine, "subscribe", kind: .subscribe(local))
+        let answer = RPCResponse(id: .int(subscribe.id), result: ["subscription": "s1", "seq": 4, "feed": "actions"])
+        let answered = machine.received(answer, generation: generation)
+        #expect(Self.answers(answered).count == 1)
+        let update: JSONValue = [
+            "feed": "actions", "seq": 5,
+            "actions": [["seq": 5, "type": "x", "payload": nil, "time": "2026-01-01T00:00:00.000000000Z", "peer": ["uid": 1, "gid": 1, "pid": 1]]],
+        ]
+        let delivered = machine.receivedUpdate(update, generation: generation)
+        guard case .deliver(let target, let change)? = delivered.first else {
+            Issue.record("the feed's update was not delivered")
+            return
+        }
+        #expect(target == local && change.seq == 5)
+        let otherFeed = machine.receivedUpdate(["feed": "value:/n", "seq": 6, "value": 1], generation: generation)
+        #expect(otherFeed.isEmpty, "another feed")
+
+        _ = machine.connectionLost(generation: generation, reason: "closed")
+        let next = machine.makeGeneration()
+        let reopened = machine.connectionOpened(generation: next)
+        #expect(reopened)
+        let greeted = machine.handshakeSucceeded(generation: next, hello: Self.hello)
+        let resumed = try #require(greeted)
+        let resubscribe = try #require(try Self.written(resumed).first)
+        #expect(resubscribe["params"] == ["since": 5, "mode": "actions", "shared": true])
+    }
+
     @Test func cancellingBeforeSendingFailsAtOnceAndAfterSendingWaitsForTheAnswer() throws {
         var machine = Machine()
         let waiting = Self.submit(&machine, "get")

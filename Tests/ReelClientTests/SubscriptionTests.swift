@@ -99,6 +99,44 @@ import Testing
         }
     }
 
+    @Test func sharedSubscriptionsDeliverTheFeedToEveryClient() async throws {
+        try await ServerHarness.run { server in
+            try await server.withClient { first throws in
+                try await server.withClient { second throws in
+                    let actions = try await first.subscribe(mode: .actions, shared: true)
+                    let values = try await second.subscribe(try JSONPointer("/n"), mode: .value, shared: true)
+                    let ownActions = try await second.subscribe(mode: .actions)
+                    // One shared subscription per feed on a client.
+                    let again = await clientError { () throws(ReelClientError) in _ = try await first.subscribe(mode: .actions, shared: true) }
+                    #expect(again?.serverError?.code == -32602)
+
+                    try await first.dispatch(Stock.set("/n", 0))
+                    for _ in 1...9 { try await second.dispatch(Stock.increment()) }
+                    for subscription in [actions, ownActions] {
+                        let seqs = try await withDeadline(.seconds(20), "10 actions") {
+                            var seqs: [UInt64] = []
+                            for try await update in subscription {
+                                seqs += try #require(update.actions).map(\.seq)
+                                if seqs.count >= 10 { break }
+                            }
+                            return seqs
+                        }
+                        #expect(seqs == Array(1...10))
+                    }
+                    let last = try await withDeadline(.seconds(20), "the value 9") {
+                        var last: SubscriptionUpdate?
+                        for try await update in values {
+                            last = update
+                            if update.value == 9 { break }
+                        }
+                        return last
+                    }
+                    #expect(last?.seq == 10)
+                }
+            }
+        }
+    }
+
     @Test func sinceDeliversWhatWasMissedFirst() async throws {
         try await ServerHarness.run { server in
             try await server.withClient { client throws in
