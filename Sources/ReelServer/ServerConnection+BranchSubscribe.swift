@@ -4,9 +4,11 @@ import ReelProtocol
 import ReelStore
 
 extension ServerConnection {
-    /// How often a branch subscription looks for the branch's new actions. A branch's dispatches
-    /// do not pass the main writer, whose commits feed the other subscriptions.
-    static var branchPollInterval: Duration { .milliseconds(100) }
+    /// How often a branch subscription looks for the branch's new actions without being woken:
+    /// the branch writer wakes it after each commit to the branch (a branch's dispatches do not
+    /// pass the main writer, whose commits feed the other subscriptions); this finds a branch
+    /// deleted meanwhile.
+    static var branchRecheckInterval: Duration { .seconds(1) }
 
     /// `subscribe` with `branch`: the result (the branch's seq and value now, or at `since`), and
     /// the subscription's id when it was made.
@@ -34,7 +36,20 @@ extension ServerConnection {
     ) async {
         var delivered = start
         var value = initial
-        while !Task.isCancelled {
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let writer = handler.store.branchWriter
+        let watch = writer.watchCommits(to: branch) { wake.yield() }
+        defer { writer.stopWatching(watch) }
+        let recheck = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.branchRecheckInterval)
+                wake.yield()
+            }
+        }
+        defer { recheck.cancel() }
+        wake.yield()  // a first look: actions since `start` may be there already
+        // Ends when the task is cancelled (unsubscribed, the connection ended).
+        for await _ in wakes {
             do {
                 let latest = try await handler.branchLatestSeq(branch)
                 if latest > delivered {
@@ -67,7 +82,6 @@ extension ServerConnection {
                 // The branch was deleted (or the daemon is stopping): nothing more will come.
                 return
             }
-            try? await Task.sleep(for: Self.branchPollInterval)
         }
     }
 }

@@ -95,6 +95,8 @@ public final class BranchWriter<State: StoreState>: Sendable {
     /// whole record: a branch deleted and made again under its name and id is another.)
     private let latest = Mutex<[BranchRecord: (seq: UInt64, state: State)]>([:])
     private let turn = Mutex<Void>(())
+    /// Who is woken after each commit to a branch, by the branch's name.
+    private let watchers = Mutex<(next: Int, byName: [String: [Int: @Sendable () -> Void]])>((0, [:]))
 
     /// The most branch states kept in memory.
     static var statesKept: Int { 8 }
@@ -143,7 +145,31 @@ public final class BranchWriter<State: StoreState>: Sendable {
                 if kept.count >= Self.statesKept { kept.removeAll() }
                 kept[record] = (last, state)
             }
+            for wake in watchers.withLock({ Array(($0.byName[name] ?? [:]).values) }) { wake() }
             return DispatchResult(seqs: (head + 1)...last)
+        }
+    }
+
+    /// A registration of ``watchCommits(to:_:)``.
+    public struct Watch: Sendable {
+        let name: String
+        let id: Int
+    }
+
+    /// Calls `wake` after each commit to branch `name` (by this writer: the daemon's dispatches
+    /// to it), until ``stopWatching(_:)``. `wake` runs on the committing thread: it only signals.
+    public func watchCommits(to name: String, _ wake: @escaping @Sendable () -> Void) -> Watch {
+        watchers.withLock { watchers in
+            watchers.next += 1
+            watchers.byName[name, default: [:]][watchers.next] = wake
+            return Watch(name: name, id: watchers.next)
+        }
+    }
+
+    public func stopWatching(_ watch: Watch) {
+        watchers.withLock { watchers in
+            watchers.byName[watch.name]?[watch.id] = nil
+            if watchers.byName[watch.name]?.isEmpty == true { watchers.byName[watch.name] = nil }
         }
     }
 
