@@ -39,11 +39,15 @@ struct BundleImport {
     func run(into path: String, progress: (UInt64) -> Void = { _ in }) throws(ToolError) -> Outcome {
         let target = try ToolContext.current.openImport(path, settings)
         defer { target.close() }
-        var expected = bundle.startState
+        // The state before each step, as the reducers made it: equal to the recorded one while no
+        // divergence was found, so the recorded change applies to it. Applied there, unchanged
+        // parts stay the same storage as in the reducers' next state, and the comparison costs in
+        // proportion to what the step changed, not to the whole state.
+        var before = try target.state()
         var divergence: String?
         if bundle.startSeq == 0 {
             // From seq 1: the reducers' initial state is the bundle's first.
-            divergence = HistoryDivergence(seq: 0, type: "the initial state", expected: expected, actual: try target.state())?.description
+            divergence = HistoryDivergence(seq: 0, type: "the initial state", expected: bundle.startState, actual: before)?.description
         }
         for step in bundle.steps {
             let envelope = step.envelope
@@ -59,6 +63,7 @@ struct BundleImport {
                 divergence = "seq \(envelope.seq) (\(envelope.type)), recorded as accepted, is refused: \(refusal)"
                 continue
             }
+            var expected = before
             do {
                 try step.change.apply(to: &expected)
             } catch {
@@ -67,7 +72,8 @@ struct BundleImport {
                     exitStatus: ExitStatus.dataError
                 )
             }
-            divergence = HistoryDivergence(seq: envelope.seq, type: envelope.type, expected: expected, actual: try target.state())?.description
+            before = try target.state()
+            divergence = HistoryDivergence(seq: envelope.seq, type: envelope.type, expected: expected, actual: before)?.description
         }
         let digest = BundleFile.digest(of: try target.state())
         let done = try target.finish()
