@@ -58,6 +58,35 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: occupied + "/notes.txt"))
     }
 
+    /// Lines are parsed on a thread of their own in batches of 4,096, ahead of the fold: many
+    /// batches still go in order, and a bad line far into the file is named as before, with
+    /// nothing left behind.
+    @Test func importOfManyBatchesKeepsTheOrderAndNamesTheBadLine() async throws {
+        let directory = try TemporaryDirectory()
+        func line(_ seq: Int) -> String {
+            #"{"seq":\#(seq),"type":"append","payload":{"path":"/seqs","value":\#(seq)},"time":"2026-11-21T10:00:00.000000000Z","peer":{"uid":1,"gid":1,"pid":1}}"#
+        }
+        let good = directory.sub("good.ndjson")
+        try (1...10_000).map(line).joined(separator: "\n").write(toFile: good, atomically: true, encoding: .utf8)
+        let imported = await Tool.run(["import", good, "--data-dir", directory.sub("good")])
+        #expect(imported.status == 0, "\(imported.errors)")
+        let read = await Tool.run(["get", "/seqs", "--data-dir", directory.sub("good"), "--json"])
+        let seqs = try JSONValue(parsing: Array(read.output.utf8))["value"]?.arrayValue?.compactMap(\.intValue)
+        #expect(seqs == (1...10_000).map(Int64.init))
+
+        for (name, lines, expected) in [
+            ("garbage", (1...10_000).map { $0 == 9_000 ? "{not json" : line($0) }, "line 9000 of \(directory.sub("garbage.ndjson")) is not valid JSON"),
+            ("gap", (1...10_000).filter { $0 != 5_000 }.map(line), "line 5000: seq 5001 follows seq 4999"),
+        ] {
+            let file = directory.sub("\(name).ndjson")
+            try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            let run = await Tool.run(["import", file, "--data-dir", directory.sub(name)])
+            #expect(run.status == 65)
+            #expect(run.errors.contains(expected), "\(run.errors)")
+            #expect(!FileManager.default.fileExists(atPath: directory.sub(name)))
+        }
+    }
+
     @Test(arguments: Access.allCases) func backupIsAConsistentOwnerOnlyCopy(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let destination = story.directory.sub("backup-\(access.rawValue)")
