@@ -338,12 +338,14 @@ struct ExportCommand: AsyncParsableCommand {
         var next: UInt64? = first
         while let start = next, start <= last {
             let page = try await store.history(from: start, to: last, limit: store.historyPageSize, types: nil)
-            var text = ""
+            // Each action's bytes written straight from it (`writeWire`: the bytes `wireJSON`
+            // serializes to, without building and sorting that tree first).
+            var bytes: [UInt8] = []
             for envelope in page.actions {
-                text += envelope.wireJSON.jsonString
-                text += "\n"
+                envelope.writeWire(into: &bytes)
+                bytes.append(UInt8(ascii: "\n"))
             }
-            printer.raw(text)
+            printer.raw(String(decoding: bytes, as: UTF8.self))
             if let seq = page.actions.last?.seq { progress.update(seq - first + 1) }
             next = page.next
         }
