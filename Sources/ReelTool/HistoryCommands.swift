@@ -388,7 +388,13 @@ final class ActionTable {
     func print(_ actions: [ActionEnvelope]) {
         guard !actions.isEmpty else { return }
         if printer.isJSON {
-            for envelope in actions { printer.json(envelope.wireJSON) }
+            // One line each, the action's bytes written straight (as `export` does).
+            var bytes: [UInt8] = []
+            for envelope in actions {
+                envelope.writeWire(into: &bytes)
+                bytes.append(UInt8(ascii: "\n"))
+            }
+            printer.raw(String(decoding: bytes, as: UTF8.self))
             return
         }
         let rows = actions.map { envelope in
