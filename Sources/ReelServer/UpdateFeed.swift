@@ -18,6 +18,10 @@ import Synchronization
 /// and catches up when it drains: value and patch modes from the newest value (coalesced),
 /// actions mode from the recent actions kept here, or from the log once it fell further behind.
 /// So a slow subscriber holds no more than one update, and nothing waits on the write path.
+///
+/// A shared subscription (`subscribe` with `shared`) is sent its feed's lines whole, the same
+/// buffer for every subscriber of the feed: each commit's `actions` line (``ActionsPage/line``),
+/// and each watched path's value and patch lines, made once per seq.
 final class UpdateFeed: Sendable {
     /// Committed actions `firstSeq...` (a commit's), as their `writeWire` objects separated by
     /// commas, inside the whole `update` line of the shared `actions` feed.

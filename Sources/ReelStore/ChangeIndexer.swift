@@ -210,6 +210,8 @@ extension Timeline {
         let firstPartProgress = progress.map { report in
             { (reached: UInt64) in report(min(last, first + (reached - first) * UInt64(parts))) }
         }
+        // Called on the first part's thread alone, as the caller's closure is called by a build of
+        // one part: never from two threads at once.
         nonisolated(unsafe) let unsafeProgress = firstPartProgress
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let start = starts[part]
