@@ -96,18 +96,18 @@ final class UpdateFeed: Sendable {
     /// The name of the shared feed of every action.
     static let actionsFeed = SubscribeParams.feed(mode: .actions, path: .root)
 
-    fileprivate struct Watched: Sendable {
+    struct Watched: Sendable {
         var subscribers = 0
         var value: PathValue?
     }
 
-    fileprivate struct Loop: Sendable {
+    struct Loop: Sendable {
         let eventLoop: any EventLoop
         var outboxes: [ObjectIdentifier: Outbox] = [:]
         var scheduled = false
     }
 
-    fileprivate struct State: Sendable {
+    struct State: Sendable {
         /// The seq of the newest committed action handed over.
         var seq: UInt64
         /// Commits' actions handed over and not yet encoded into `pages`.
@@ -127,7 +127,8 @@ final class UpdateFeed: Sendable {
     static let keptActions = 20_000
     static let keptBytes = 16 << 20
 
-    private let state: Mutex<State>
+    /// Read and changed under its lock only (here and in UpdateFeed+SharedLines.swift).
+    let state: Mutex<State>
     private let preparing = Mutex(())
     /// Reads logged actions for a subscriber the kept pages no longer reach (`from`, `to`, limit).
     let readActions: @Sendable (UInt64, UInt64, Int) async throws(RPCError) -> [ActionEnvelope]
@@ -305,64 +306,6 @@ final class UpdateFeed: Sendable {
         }
     }
 
-    /// The shared `actions` feed's lines after `delivered`: the kept pages' lines whole, up to
-    /// about `limit` actions (at least one page), or a line of its own for the rest of a page
-    /// the subscriber is part-way through (it started or caught up there).
-    func actionLines(after delivered: UInt64, limit: Int) -> NextActions {
-        state.withLock { state in
-            if let answer = state.notFromPages(after: delivered) { return answer }
-            var lines: [ByteBuffer] = []
-            var next = delivered + 1
-            var index = state.pageIndex(holding: next)
-            while index < state.pages.count, next - delivered <= UInt64(limit) {
-                let page = state.pages[index]
-                if next == page.firstSeq {
-                    lines.append(page.line)
-                } else {
-                    let objects = page.slice(from: next, through: page.lastSeq)
-                    let tail = UpdateLine.actionsTail(seq: page.lastSeq, feed: Self.actionsFeed)
-                    var line = ByteBuffer(bytes: UpdateLine.actionsHead)
-                    line.writeImmutableBuffer(objects)
-                    line.writeBytes(tail)
-                    lines.append(line)
-                }
-                next = page.lastSeq + 1
-                index += 1
-            }
-            return .actions(lines, last: next - 1)
-        }
-    }
-
-    /// The shared feed's `value` line for `path` as of `seq`, made once and shared; `nil` when
-    /// the feed has moved past `seq` meanwhile (another event loop prepared a newer commit).
-    func sharedValueLine(at path: JSONPointer, seq: UInt64, feed: String) -> ByteBuffer? {
-        state.withLock { state in
-            guard let entry = state.paths[path]?.value, entry.seq == seq else { return nil }
-            if let line = entry.valueLine { return line }
-            var line = ByteBuffer(bytes: UpdateLine.valueHead(seq: entry.seq, feed: feed))
-            line.writeImmutableBuffer(entry.encoded)
-            line.writeBytes(UpdateLine.valueTail)
-            state.paths[path]!.value!.valueLine = line
-            return line
-        }
-    }
-
-    /// The shared feed's `patch` line for `path` as of `seq`: the patch from the previous value
-    /// to the one first seen at `changedAt`, made once and shared; `nil` when the feed has moved
-    /// past `seq` meanwhile.
-    func sharedPatchLine(at path: JSONPointer, seq: UInt64, changedAt: UInt64, feed: String) -> ByteBuffer? {
-        guard let patch = sharedPatch(at: path, changedAt: changedAt) else { return nil }
-        return state.withLock { state in
-            guard let entry = state.paths[path]?.value, entry.seq == seq, entry.changedAt == changedAt else { return nil }
-            if let line = entry.patchLine { return line }
-            var line = ByteBuffer(bytes: UpdateLine.patchHead(feed: feed))
-            line.writeImmutableBuffer(patch)
-            line.writeBytes(UpdateLine.patchTail(seq: entry.seq))
-            state.paths[path]!.value!.patchLine = line
-            return line
-        }
-    }
-
     /// The value at `path` as of the feed's seq, once a commit was seen since it is watched.
     func value(at path: JSONPointer) -> PathValue? {
         state.withLock { $0.paths[path]?.value }
@@ -396,7 +339,7 @@ extension UpdateFeed.State {
 
     /// What an actions subscriber that delivered through `delivered` gets when the kept pages do
     /// not hold the next action; `nil` when they do.
-    fileprivate func notFromPages(after delivered: UInt64) -> UpdateFeed.NextActions? {
+    func notFromPages(after delivered: UInt64) -> UpdateFeed.NextActions? {
         guard delivered < seq else { return .upToDate }
         // Handed over but not encoded yet (a commit since the last `prepare`): the delivery round
         // that commit asked for brings them.
@@ -408,7 +351,7 @@ extension UpdateFeed.State {
     }
 
     /// The index of the kept page holding `seq` (one of them does).
-    fileprivate func pageIndex(holding seq: UInt64) -> Int {
+    func pageIndex(holding seq: UInt64) -> Int {
         var low = 0, high = pages.count - 1
         while low < high {
             let middle = (low + high) / 2
