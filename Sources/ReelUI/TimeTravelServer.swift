@@ -46,6 +46,11 @@ public struct TimeTravelServer: Sendable {
     /// Serves until SIGINT or SIGTERM; `onListening` gets the page's URL (with the token) once
     /// the server accepts connections.
     public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
+        // A port taken fails here, as listening would, before any service starts: a service group
+        // torn down while its services are still starting (the server failing to bind) can
+        // deadlock in the merge of swift-async-algorithms that Hummingbird's date cache runs
+        // under (a lock taken in a cancellation handler against the runtime's task locks).
+        if port != 0 { try Self.checkFree(port: port) }
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.middlewares.add(TokenCheck(token: token))
         routes(router)
@@ -69,6 +74,24 @@ public struct TimeTravelServer: Sendable {
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
         )
         try await ServiceGroup(configuration: configuration).run()
+    }
+
+    /// Throws the `IOError` binding 127.0.0.1:`port` gives, as the server's own bind would (with
+    /// `SO_REUSEADDR`, as it binds): `EADDRINUSE` when another program listens there.
+    static func checkFree(port: Int) throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return }  // no socket to probe with: the server's bind says
+        defer { close(descriptor) }
+        var reuse: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if bound != 0 { throw IOError(errnoCode: errno, reason: "bind") }
     }
 
     private func routes(_ router: Router<BasicWebSocketRequestContext>) {
