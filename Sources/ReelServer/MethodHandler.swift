@@ -191,12 +191,16 @@ public struct MethodHandler<State: StoreState>: Sendable {
         return (seq, try Self.wire { () throws(StoreError) in try state.jsonValueOrThrow(seq: seq) }.value(at: path))
     }
 
-    /// A branch's latest seq and its whole state at `seq` (the latest when `nil`), read on the
-    /// query pool.
-    func branchState(_ branch: String, at seq: UInt64?) async throws(RPCError) -> (seq: UInt64, value: JSONValue) {
+    /// A branch's whole state at `seq`, read on the query pool: the state the branch writer kept
+    /// after its last dispatch there when that is the one asked for (a branch subscription after
+    /// each commit), else rebuilt from the checkpoint before the fork.
+    func branchState(_ branch: String, at seq: UInt64) async throws(RPCError) -> JSONValue {
         let queries = self.queries
-        let snapshot = try await query { () throws(StoreError) in try queries.get(GetParams(path: .root, at: seq, branch: branch)) }
-        return (snapshot.seq, snapshot.value)
+        let writer = store.branchWriter
+        return try await query { () throws(StoreError) in
+            if let kept = try writer.keptState(of: branch), kept.seq == seq { return try kept.state.jsonValueOrThrow(seq: seq) }
+            return try queries.get(GetParams(path: .root, at: seq, branch: branch)).value
+        }
     }
 
     /// A branch's latest seq (cheap: no state is rebuilt).

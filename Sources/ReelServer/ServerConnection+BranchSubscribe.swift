@@ -19,7 +19,7 @@ extension ServerConnection {
                 throw RPCError(code: RPCError.Code.seqOutOfRange, message: "since \(since) is beyond the latest seq \(latest) of branch '\(branch)'")
             }
             let seq = params.since ?? latest
-            let value: JSONValue = params.mode == .actions ? .null : try await handler.branchState(branch, at: seq).value.value(at: params.path) ?? .null
+            let value: JSONValue = params.mode == .actions ? .null : try await handler.branchState(branch, at: seq).value(at: params.path) ?? .null
             let subscription = subscriptionIDs.make()
             let result = SubscribeResult(subscription: subscription, seq: seq, value: params.mode == .actions ? Optional.none : .some(value))
             return (RPCSuccess(id: id, result: result).encodedLine(), (subscription, seq, value))
@@ -64,7 +64,7 @@ extension ServerConnection {
                             from = last.seq + 1
                         }
                     case .value, .patch:
-                        let now = try await handler.branchState(branch, at: latest).value.value(at: params.path) ?? .null
+                        let now = try await handler.branchState(branch, at: latest).value(at: params.path) ?? .null
                         if now != value {
                             lines.append(params.mode == .value
                                 ? RPCNotification.update(subscription: subscription, seq: latest, value: now).encodedLine()

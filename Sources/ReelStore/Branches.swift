@@ -150,6 +150,14 @@ public final class BranchWriter<State: StoreState>: Sendable {
         }
     }
 
+    /// The latest state of branch `name` as this writer left it after its last dispatch there,
+    /// with its seq; `nil` when it keeps none (no dispatch since the daemon started, or evicted).
+    public func keptState(of name: String) throws(StoreError) -> (seq: UInt64, state: State)? {
+        let record: BranchRecord
+        do throws(StorageError) { record = try timeline.directory.branch(named: name) } catch { throw Self.noBranch(error) }
+        return latest.withLock { $0[record] }
+    }
+
     /// A registration of ``watchCommits(to:_:)``.
     public struct Watch: Sendable {
         let name: String

@@ -22,6 +22,11 @@ import Testing
         #expect(try writer.dispatch([increment, increment], toBranch: "a", peer: .currentProcess).seqs == 3...4)
         _ = try writer.dispatch([increment], toBranch: "b", peer: .currentProcess)
         #expect(wakes.load(ordering: .relaxed) == 2, "one wake per commit to the branch watched")
+        // The state it keeps after its last dispatch there is the branch's state at that seq.
+        let kept = try #require(try writer.keptState(of: "a"))
+        let rebuilt = try store.timeline.branch(named: "a").state(at: 4)
+        #expect(kept.seq == 4 && kept.state == rebuilt)
+        #expect(kept.state["n"] == 3)
         // A refused dispatch commits nothing and wakes no one.
         #expect(throws: StoreError.self) {
             try writer.dispatch([Action(type: "increment", payload: ["path": "/n", "by": "x"])], toBranch: "a", peer: .currentProcess)
