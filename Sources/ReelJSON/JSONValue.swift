@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON document: the state of the stock reducer, every action payload, and every value on the wire.
 ///
 /// Objects are unordered (`[String: JSONValue]`); every serialization of an object writes its members
@@ -103,10 +109,33 @@ extension JSONValue {
     /// `reserveCapacity(_:)` look up the storage's generic type metadata in the runtime's cache
     /// on every call, which was a twentieth of decoding a logged action; the first insertion into
     /// the copy allocates the same storage without that lookup.
+    ///
+    /// Copying a prototype retains it and the insertion releases it: threads decoding side by
+    /// side (read-ahead, `reel verify`'s intervals) that shared one prototype would pass its
+    /// reference count's cache line between cores twice per object (a fifteenth of verifying on
+    /// two cores went to that one `swift_retain`). So each thread takes its prototypes from one of
+    /// several sets, picked by its thread id; two threads on one set only share as before.
     @inline(__always)
     static func emptyMembers(capacity count: Int) -> [String: JSONValue] {
-        count < emptyMemberPrototypes.count ? emptyMemberPrototypes[count] : [String: JSONValue](minimumCapacity: count)
+        guard count < memberPrototypeCounts else { return [String: JSONValue](minimumCapacity: count) }
+        return emptyMemberPrototypes[memberPrototypeSet() * memberPrototypeCounts + count]
     }
 
-    private static let emptyMemberPrototypes: [[String: JSONValue]] = (0...8).map { [String: JSONValue](minimumCapacity: $0) }
+    /// Prototypes for 0 through 8 members, in `memberPrototypeSets` sets.
+    private static let memberPrototypeCounts = 9
+    private static let memberPrototypeSets = 8
+    private static let emptyMemberPrototypes: [[String: JSONValue]] = (0..<memberPrototypeSets).flatMap { _ in
+        (0..<memberPrototypeCounts).map { [String: JSONValue](minimumCapacity: $0) }
+    }
+
+    /// The calling thread's set: its id (the address of its control block) hashed.
+    @inline(__always)
+    private static func memberPrototypeSet() -> Int {
+        #if canImport(Glibc)
+        let id = UInt64(pthread_self())
+        #else
+        let id = UInt64(UInt(bitPattern: pthread_self()))
+        #endif
+        return Int((id &* 0x9E37_79B9_7F4A_7C15) >> 61)  // the top 3 bits: 0 ..< 8 sets
+    }
 }
