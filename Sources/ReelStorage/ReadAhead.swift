@@ -153,39 +153,14 @@ extension DataDirectory {
     /// caller's, at most three.
     static let readAheadThreads = min(3, max(1, ProcessInfo.processInfo.activeProcessorCount - 1))
 
-    /// The threads of this process folding a walk of the log (``forEachEnvelopeReadingAhead(from:through:_:)``)
-    /// or reading ahead for one.
-    ///
-    /// Walks that run side by side (`reel verify`'s checkpoint intervals, the change index's parts,
-    /// shadow's intervals, the daemon's query pool) already keep the cores busy: readers of their
-    /// own would only share those cores with them and add a hand-over per segment (verifying
-    /// 1,000,000 actions on two cores took 0.64–0.85 s with a reader per interval, 0.52–0.64 s
-    /// without). So a walk starts readers only for cores that no walk or reader is using.
-    private static let walkingThreads = Mutex(0)
-
-    /// Counts a walk that starts, and says how many threads it may read ahead with (counted too):
-    /// ``readAheadThreads`` for a walk alone, else one per core no walk or reader uses. Whatever it
-    /// returns, plus one, goes back through ``endWalk(readers:)``.
-    static func startWalk() -> Int {
-        walkingThreads.withLock { busy in
-            let alone = busy == 0
-            busy += 1
-            let readers = alone ? readAheadThreads : min(readAheadThreads, max(0, ProcessInfo.processInfo.activeProcessorCount - busy))
-            busy += readers
-            return readers
-        }
-    }
-
-    /// Uncounts a walk and its readers, once they have stopped.
-    static func endWalk(readers: Int) {
-        walkingThreads.withLock { $0 -= readers + 1 }
-    }
+    /// The threads of this process walking the log and reading ahead for its walks.
+    static let walks = WalkBudget(cores: ProcessInfo.processInfo.activeProcessorCount, readersAlone: readAheadThreads)
 
     /// Like ``forEachEnvelope(from:through:_:)``, but for long ranges the log is read and decoded on
     /// other threads too while `body` runs on this one. Same order; each segment is read on its own
     /// read transaction, and the log only grows, so the walk ends, as the plain walk does, at the
     /// first seq it does not find (or at `last`). Readers take only cores no other walk of this
-    /// process is using (``startWalk()``): beside walks that keep every core busy, this is the
+    /// process is using (``WalkBudget``): beside walks that keep every core busy, this is the
     /// plain walk.
     public func forEachEnvelopeReadingAhead(
         from first: UInt64, through last: UInt64, _ body: (ActionEnvelope) throws -> Bool
@@ -196,8 +171,8 @@ extension DataDirectory {
             try forEachEnvelope(from: first, through: last, body)
             return
         }
-        let threads = Self.startWalk()
-        defer { Self.endWalk(readers: threads) }  // (after the readers are joined: defers run in reverse)
+        let threads = Self.walks.start()
+        defer { Self.walks.end(readers: threads) }  // (after the readers are joined: defers run in reverse)
         guard threads > 0 else {
             try forEachEnvelope(from: first, through: last, body)
             return
@@ -257,5 +232,42 @@ extension DataDirectory {
             return
         }
         segments.deliver(index, .init(worker: worker, envelopes: envelopes), isLast: envelopes.count < Int(stop - start + 1))
+    }
+}
+
+/// How many threads a walk of the log may read ahead with, given the walks already running.
+///
+/// Walks that run side by side (`reel verify`'s checkpoint intervals, the change index's parts,
+/// shadow's intervals, the daemon's query pool) already keep the cores busy: readers of their own
+/// would only share those cores with them and add a hand-over per segment (verifying 1,000,000
+/// actions on two cores took 0.63 s with a reader beside each interval, 0.54 s without). So a walk
+/// alone reads ahead with ``readersAlone`` threads, and a walk beside others only with the cores
+/// that no walk or reader uses, often none.
+final class WalkBudget: Sendable {
+    private let cores: Int
+    private let readersAlone: Int
+    /// Walks and readers running.
+    private let busy = Mutex(0)
+
+    init(cores: Int, readersAlone: Int) {
+        self.cores = cores
+        self.readersAlone = readersAlone
+    }
+
+    /// Counts a walk that starts and returns how many readers it may start (counted too). What it
+    /// returns goes back through ``end(readers:)`` once the walk and its readers are done.
+    func start() -> Int {
+        busy.withLock { busy in
+            let alone = busy == 0
+            busy += 1
+            let readers = alone ? readersAlone : min(readersAlone, max(0, cores - busy))
+            busy += readers
+            return readers
+        }
+    }
+
+    /// Uncounts a walk and its readers.
+    func end(readers: Int) {
+        busy.withLock { $0 -= readers + 1 }
     }
 }

@@ -82,4 +82,55 @@ import Testing
         #expect(seen == Array(1...UInt64(seen.count)))
         #expect(seen.count < 8_500 && seen.count >= 8_500 - Int(DataDirectory.segmentLength))
     }
+
+    /// A walk started while another runs (here, from inside its body) reads ahead only with cores
+    /// no walk uses, often none: every action still once and in order, and the outer walk too.
+    @Test func aWalkBesideAnotherSeesEveryActionInOrder() throws {
+        let dir = try TemporaryDirectory()
+        let count: UInt64 = 3 * DataDirectory.segmentLength * 4 + 7
+        let data = try logged(count, in: dir.path)
+        var outer: [UInt64] = []
+        var inner: [UInt64] = []
+        try data.forEachEnvelopeReadingAhead(from: 1, through: count) { envelope in
+            outer.append(envelope.seq)
+            if envelope.seq == 2 {
+                try data.forEachEnvelopeReadingAhead(from: 10, through: count) { inner.append($0.seq); return true }
+            }
+            return true
+        }
+        #expect(outer == Array(1...count))
+        #expect(inner == Array(10...count))
+    }
+
+    /// The budget of readers: a walk alone gets its readers, a walk beside others only the cores
+    /// that no walk or reader uses, and ending walks gives their cores back.
+    @Test func readersTakeOnlyTheCoresNoWalkUses() {
+        let budget = WalkBudget(cores: 4, readersAlone: 3)
+        let first = budget.start()
+        #expect(first == 3)  // alone: one reader per other core
+        #expect(budget.start() == 0)  // every core taken by the first walk and its readers
+        budget.end(readers: 0)
+        budget.end(readers: first)
+        let alone = budget.start()
+        #expect(alone == 3)
+        budget.end(readers: alone)
+
+        let twoCores = WalkBudget(cores: 2, readersAlone: 1)
+        let a = twoCores.start()
+        let b = twoCores.start()
+        #expect((a, b) == (1, 0))
+        twoCores.end(readers: a)  // the first walk ends: one core free
+        let c = twoCores.start()
+        #expect(c == 0)  // the second walk and the new one fill both cores
+        twoCores.end(readers: b)
+        twoCores.end(readers: c)
+        let d = twoCores.start(), e = twoCores.start()
+        #expect((d, e) == (1, 0))
+        twoCores.end(readers: e)
+        let f = twoCores.start()
+        #expect(f == 0)  // the first walk and its reader still hold both cores
+        twoCores.end(readers: d)
+        twoCores.end(readers: f)
+        #expect(twoCores.start() == 1)
+    }
 }
