@@ -53,7 +53,7 @@ struct AckedTail: Sendable {
 
     /// Calls `body` with each action from `first` through `last` that the tail holds, in order,
     /// until it returns `false`. Returns `false` when `body` did.
-    func forEach(from first: UInt64, through last: UInt64, _ body: (ActionEnvelope) throws -> Bool) rethrows -> Bool {
+    func forEach(from first: UInt64, through last: UInt64, _ body: (consuming ActionEnvelope) throws -> Bool) rethrows -> Bool {
         let from = max(first, applied + 1)
         guard from <= min(last, lastSeq), var index = groupIndex(containing: from) else { return true }
         var seq = from

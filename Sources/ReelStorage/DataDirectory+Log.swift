@@ -274,7 +274,7 @@ extension DataDirectory {
     ///
     /// The read transaction pins a snapshot: actions committed meanwhile are not seen.
     public func forEachEnvelope(
-        from first: UInt64, through last: UInt64 = .max, _ body: (ActionEnvelope) throws -> Bool
+        from first: UInt64, through last: UInt64 = .max, _ body: (consuming ActionEnvelope) throws -> Bool
     ) throws {
         guard first <= last else { return }
         let acked = tail.withLock { $0 }  // before the transaction: see AckedTail

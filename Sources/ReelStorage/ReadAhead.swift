@@ -207,7 +207,10 @@ extension DataDirectory {
         while true {
             switch try segments.next(worker: caller, returning: previous.take()) {
             case .fold(let segment):
-                for envelope in segment.envelopes where try !body(envelope) {
+                // By index: each envelope is lent to `body` from the segment, not copied out of
+                // it (a copy retains the payload and the strings, on a thread that did not make them).
+                let envelopes = segment.envelopes
+                for index in envelopes.indices where try !body(envelopes[index]) {
                     return
                 }
                 previous = segment
