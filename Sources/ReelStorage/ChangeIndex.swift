@@ -82,12 +82,15 @@ public struct ChangePostings: Sendable {
     public mutating func append(_ other: ChangePostings) {
         let tree = other.recorder.tree
         // Parents are numbered before their children: one pass maps every node.
-        var mapped = [PointerTree.Node](repeating: PointerTree.root, count: tree.count)
+        var mapping = [PointerTree.Node](repeating: PointerTree.root, count: tree.count)
         for node in 1..<max(tree.count, 1) {
             let node = PointerTree.Node(node)
-            mapped[Int(node)] = recorder.intern(tree.token(of: node), below: mapped[Int(tree.parent(of: node)!)])
+            mapping[Int(node)] = recorder.intern(tree.token(of: node), below: mapping[Int(tree.parent(of: node)!)])
         }
         let offset = entries.count
+        // A constant for the closure: a captured variable is checked for exclusive access at
+        // every read.
+        let mapped = mapping
         entries.append(contentsOf: other.entries.lazy.map { $0 >= 0 ? mapped[Int($0)] : ~mapped[Int(~$0)] })
         actions.append(contentsOf: other.actions.lazy.map { ($0.seq, $0.end + offset) })
     }
@@ -101,20 +104,65 @@ public struct ChangePostings: Sendable {
     }
 
     /// Every non-empty list, with its pointer's string.
+    ///
+    /// Two passes over the entries: the first counts each pointer's seqs, the second fills them
+    /// into one array at each pointer's offset, from which each list is copied once at its size;
+    /// both read the entries through unsafe buffers (a slice of them per action retained and
+    /// released the array: two fifths of listing a million actions).
     var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] {
         let tree = recorder.tree
-        var changed = [[UInt64]](repeating: [], count: tree.count)
+        var counts = [Int](repeating: 0, count: tree.count)
+        var offsets = [Int](repeating: 0, count: tree.count + 1)
         var unfollowed: [PointerTree.Node: [UInt64]] = [:]
-        var start = 0
-        for (seq, end) in actions {
-            for entry in entries[start..<end] {
-                if entry >= 0 { changed[Int(entry)].appendUnlessLast(seq) } else { unfollowed[~entry, default: []].appendUnlessLast(seq) }
+        var seqs: [UInt64] = []
+        actions.withUnsafeBufferPointer { actions in
+            entries.withUnsafeBufferPointer { entries in
+                // The seq last listed per node: two pointers of one action may fall into one list.
+                var lastListed = [UInt64](repeating: 0, count: tree.count)
+                lastListed.withUnsafeMutableBufferPointer { lastListed in
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        var start = 0
+                        for (seq, end) in actions {
+                            for entry in entries[start..<end] {
+                                if entry >= 0 {
+                                    let node = Int(entry)
+                                    if lastListed[node] != seq {
+                                        lastListed[node] = seq
+                                        counts[node] += 1
+                                    }
+                                } else {
+                                    unfollowed[~entry, default: []].appendUnlessLast(seq)
+                                }
+                            }
+                            start = end
+                        }
+                    }
+                    for node in counts.indices { offsets[node + 1] = offsets[node] + counts[node] }
+                    var next = offsets
+                    seqs = [UInt64](repeating: 0, count: offsets[tree.count])
+                    next.withUnsafeMutableBufferPointer { next in
+                        seqs.withUnsafeMutableBufferPointer { seqs in
+                            for index in lastListed.indices { lastListed[index] = 0 }
+                            var start = 0
+                            for (seq, end) in actions {
+                                for entry in entries[start..<end] where entry >= 0 {
+                                    let node = Int(entry)
+                                    if lastListed[node] != seq {
+                                        lastListed[node] = seq
+                                        seqs[next[node]] = seq
+                                        next[node] += 1
+                                    }
+                                }
+                                start = end
+                            }
+                        }
+                    }
+                }
             }
-            start = end
         }
         var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] = []
-        for (node, seqs) in changed.enumerated() where !seqs.isEmpty {
-            lists.append((.changed, tree.pointer(of: PointerTree.Node(node)), seqs))
+        for node in counts.indices where counts[node] > 0 {
+            lists.append((.changed, tree.pointer(of: PointerTree.Node(node)), Array(seqs[offsets[node]..<offsets[node + 1]])))
         }
         for (node, seqs) in unfollowed { lists.append((.unfollowed, tree.pointer(of: node), seqs)) }
         return lists

@@ -186,41 +186,45 @@ extension Timeline {
         json = after
     }
 
-    /// ``changePostings(from:through:state:progress:stop:)`` with the range cut into as many
-    /// parts as there are cores (each part at least `minimumPart` actions): the first part
+    /// ``changePostings(from:through:state:progress:stop:)`` with the range cut into parts (two
+    /// per core, each at least `minimumPart` actions) that the cores take in turn: the first part
     /// goes on from `state`, every other one from the state at its start (rebuilt from the
-    /// checkpoint before it, a replay of at most a checkpoint interval), each on a thread of its
-    /// own; their postings are joined in order, and `state` is left as the last part's end.
+    /// checkpoint before it, a replay of at most a checkpoint interval); their postings are joined
+    /// in order, and `state` is left as the last part's end.
     ///
     /// The parts' folds are independent (a fold reads only its own state and the log), so the
-    /// postings are those of one fold through the whole range.
+    /// postings are those of one fold through the whole range. Two parts per core rather than
+    /// one: a part that starts later or folds slower (a walk beside another reads ahead only on
+    /// idle cores) left one core idle for the end of the other's, an eighth of the build.
     func changePostingsOnAllCores(
         from first: UInt64, through last: UInt64, state: inout State, minimumPart: UInt64, progress: ((UInt64) -> Void)? = nil,
         stop: (@Sendable () -> Bool)? = nil
     ) throws(StoreError) -> ChangePostings {
         let count = last >= first ? last - first + 1 : 0
-        let parts = Int(min(UInt64(Self.changeIndexBuildThreads), count / max(minimumPart, 1)))
+        let parts = Int(min(UInt64(2 * Self.changeIndexBuildThreads), count / max(minimumPart, 1)))
         guard parts > 1 else { return try changePostings(from: first, through: last, state: &state, progress: progress, stop: stop) }
         let starts = (0..<parts).map { first + count * UInt64($0) / UInt64(parts) }
         let results = Mutex([Result<(postings: ChangePostings, state: State), StoreError>?](repeating: nil, count: parts))
         let initial = state
         let timeline = self
-        // Only the first part reports progress, scaled to the whole range: the parts go at about
-        // one pace.
-        let firstPartProgress = progress.map { report in
-            { (reached: UInt64) in report(min(last, first + (reached - first) * UInt64(parts))) }
-        }
-        // Called on the first part's thread alone, as the caller's closure is called by a build of
-        // one part: never from two threads at once.
-        nonisolated(unsafe) let unsafeProgress = firstPartProgress
+        // Progress is the actions folded by every part, reported under a lock so that the
+        // caller's closure is never called from two threads at once.
+        let folded = Mutex([UInt64](repeating: 0, count: parts))
+        nonisolated(unsafe) let unsafeProgress = progress
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let start = starts[part]
             let end = part + 1 < parts ? starts[part + 1] - 1 : last
+            let partProgress = unsafeProgress.map { report in
+                { (reached: UInt64) in
+                    folded.withLock { folded in
+                        folded[part] = reached - start + 1
+                        report(first - 1 + folded.reduce(0, +))
+                    }
+                }
+            }
             let result = Result { () throws(StoreError) -> (postings: ChangePostings, state: State) in
                 var partState = part == 0 ? initial : try timeline.state(at: start - 1)
-                let postings = try timeline.changePostings(
-                    from: start, through: end, state: &partState, progress: part == 0 ? unsafeProgress : nil, stop: stop
-                )
+                let postings = try timeline.changePostings(from: start, through: end, state: &partState, progress: partProgress, stop: stop)
                 return (postings, partState)
             }
             results.withLock { $0[part] = result }
@@ -236,7 +240,8 @@ extension Timeline {
         return joined
     }
 
-    /// Threads that build the change index at once (each with the log's read-ahead beside it).
+    /// Cores that build the change index at once (each part with the log's read-ahead beside it
+    /// while a core is idle).
     static var changeIndexBuildThreads: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// The change index's postings of `first…last`, folding them into `state` (the state at
