@@ -31,6 +31,12 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     /// change index asks it for every action; without it (or on `false`) the index compares the
     /// states before and after as JSON, which costs in proportion to the state.
     public var predictChanges: (@Sendable (State, ActionEnvelope, inout JSONChangeRecorder) -> Bool)?
+    /// Applies an action and records what it changed in the same walk, for the actions whose
+    /// reducer can (see ``JSONDocumentReducer/applyRecordingChanges(_:to:into:)``): `true` when it
+    /// did, exactly as the reducers apply it and ``predictChanges`` records it; `false`, with the
+    /// state and the recorder untouched, for any other action or on any error. Asked before
+    /// ``predictChanges``, which must be set too.
+    public var applyRecordingChanges: (@Sendable (inout State, ActionEnvelope, inout JSONChangeRecorder) -> Bool)?
 
     public init(
         name: String,
@@ -110,6 +116,9 @@ extension StoreDefinition where State == JSONValue {
         )
         definition.predictChanges = { state, action, recorder in
             JSONDocumentReducer.predictChanges(of: action, in: state, into: &recorder)
+        }
+        definition.applyRecordingChanges = { state, action, recorder in
+            JSONDocumentReducer.applyRecordingChanges(action, to: &state, into: &recorder)
         }
         return definition
     }

@@ -118,11 +118,12 @@ extension JSONValue {
     }
 }
 
-// MARK: - Internals shared with JSONPatch
+// MARK: - What an add did
 
 extension JSONValue {
-    /// What an `add` did, so that `JSONPatch` can record how to undo it.
-    enum AddOutcome {
+    /// What an `add` did: what `JSONPatch` records to undo it, and what the stock reducer records
+    /// as the change it made (``JSONChangeRecorder``).
+    public enum AddOutcome: Sendable {
         /// The root or an existing object member was replaced; the old value is kept.
         case replaced(JSONValue)
         /// A new object member was created.
@@ -131,8 +132,8 @@ extension JSONValue {
         case insertedElement(Int)
     }
 
-    /// `add(_:at:)`, telling what it did.
-    mutating func addReportingOutcome(_ value: JSONValue, at pointer: JSONPointer) throws(JSONError) -> AddOutcome {
+    /// `add(_:at:)`, telling what it did. Nothing is changed on error.
+    public mutating func addReportingOutcome(_ value: JSONValue, at pointer: JSONPointer) throws(JSONError) -> AddOutcome {
         guard let token = pointer.lastToken else {
             let old = self
             self = value

@@ -69,7 +69,8 @@ public struct Reconstruction<State: StoreState>: Sendable {
 
 extension Fold {
     /// Applies `envelope` when the definition can predict what it changes
-    /// (``StoreDefinition/predictChanges``), recording that into `recorder`'s current edit:
+    /// (``StoreDefinition/predictChanges``; the actions ``StoreDefinition/applyRecordingChanges``
+    /// takes are applied and recorded in one walk), recording that into `recorder`'s current edit:
     /// `true`. `false`, with nothing applied and the edit empty, when it cannot: the caller
     /// compares the states before and after instead. A throw from the reducers leaves the state
     /// as it was and the edit empty.
@@ -82,6 +83,10 @@ extension Fold {
             read = try upcast(envelope)
         } catch {
             throw StoreError(error)
+        }
+        // Without a prediction, nothing is recorded on the way: the caller compares.
+        if definition.predictChanges != nil, let applyRecording = definition.applyRecordingChanges, applyRecording(&state, read, &recorder) {
+            return true
         }
         guard let predict = definition.predictChanges, predict(state, read, &recorder) else {
             // A prediction that gave up may have recorded part of the action.

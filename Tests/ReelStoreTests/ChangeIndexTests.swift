@@ -203,6 +203,53 @@ import Testing
         try checkAnswers(store.timeline, states: states, seed: seed, context: "after close, seed \(seed)")
     }
 
+    /// The actions the stock reducer applies and records in one walk come out as the prediction
+    /// and the reducer make them: the same state, the same changes recorded; every other action
+    /// (and every failing one) is declined with the state and the recorder untouched.
+    @Test(arguments: [11, 12, 13] as [UInt64])
+    func applyingAndRecordingInOneWalkEqualsPredictingThenApplying(seed: UInt64) throws {
+        var actions = Actions(random: SplitMix(state: seed))
+        var state: JSONValue = ["a": ["b": 1, "0": [1, 2]], "s/l": "x"]
+        var taken = 0
+        for seq in 1...UInt64(600) {
+            var action = actions.next(state: state, seq: seq)
+            if action.type == "@revert" { continue }
+            // More of the shapes it takes: single operations and increments of what is there.
+            if seq % 3 == 0, case .array(let operations) = action.payload, let first = operations.first {
+                action = Action(type: "patch", payload: [first])
+            }
+            if seq % 7 == 0 {
+                action = Action(type: "increment", payload: ["path": .string(actions.pointer(in: state, existing: true).description)])
+            }
+            let envelope = ActionEnvelope(seq: seq, action: action, time: Timestamp(nanosecondsSince1970: 0), peer: Peer(uid: 0, gid: 0, pid: 0))
+            var fused = state
+            var fusedRecorder = JSONChangeRecorder()
+            let applied = JSONDocumentReducer.applyRecordingChanges(envelope, to: &fused, into: &fusedRecorder)
+
+            var expected = state
+            var expectedRecorder = JSONChangeRecorder()
+            let predicted = JSONDocumentReducer.predictChanges(of: envelope, in: state, into: &expectedRecorder)
+            let reduced = Result { () throws(ReducerError) in try JSONDocumentReducer().reduce(into: &expected, action: envelope) }
+            if case .failure = reduced {
+                #expect(!applied, "seq \(seq): \(action.type) \(action.payload) applied where the reducer refuses it")
+                continue
+            }
+            if !predicted {
+                expectedRecorder.startEdit()
+                expectedRecorder.record(at: [], from: state, to: expected)
+            }
+            if applied {
+                taken += 1
+                #expect(fused == expected, "seq \(seq): \(action.type) \(action.payload)")
+                #expect(fusedRecorder.changes == expectedRecorder.changes, "seq \(seq): \(action.type) \(action.payload)")
+            } else {
+                #expect(fused == state && fusedRecorder.changes.isEmpty, "seq \(seq): declined but changed something")
+            }
+            state = expected
+        }
+        #expect(taken > 50, "too few actions of the shapes taken to say anything: \(taken)")
+    }
+
     /// A reducer that cannot predict its changes (a typed app's): the journal's applier folds
     /// each commit into a copy of its own and compares the states, converting each once.
     @Test(arguments: [7, 8] as [UInt64])
