@@ -14,6 +14,7 @@ extension JSONDocumentReducer {
     ///
     /// - `set` of an object member (a last token that is neither an array index nor `-`);
     /// - `increment` of a value that is there;
+    /// - `merge` (which cannot fail);
     /// - `patch` of one `add` of an object member or one `replace`.
     ///
     /// - Returns: `true` when it applied and recorded the action, exactly as ``reduce(into:action:)``
@@ -49,6 +50,9 @@ extension JSONDocumentReducer {
                 return false
             }
             recorder.record(at: path.tokens, from: old, to: new)
+            return true
+        case "merge":
+            JSONMergePatch.apply(payload, to: &state, at: [], recordingInto: &recorder)
             return true
         case "patch":
             guard case .array(let operations) = payload, operations.count == 1,
