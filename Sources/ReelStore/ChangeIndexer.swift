@@ -164,7 +164,10 @@ extension Timeline {
         _ envelope: ActionEnvelope, into state: inout State, recorder: inout JSONChangeRecorder, json: inout JSONValue?
     ) throws(StoreError) {
         let fold = self.fold
-        let stateAt = { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
+        // A local function, not a closure value: passed to parameters that do not escape, it
+        // borrows `self` where a closure value would copy it, retaining the data directory
+        // (whose weak references put its count in a side table, a slower retain) for every action.
+        func stateAt(_ to: UInt64) throws(StoreError) -> State { try self.state(at: to) }
         do {
             if try fold.applyPredictingChanges(envelope, to: &state, recorder: &recorder, stateAt: stateAt) {
                 json = nil

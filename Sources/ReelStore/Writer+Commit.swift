@@ -255,7 +255,7 @@ extension Writer {
     func catchUp(with envelopes: [ActionEnvelope], published: State) {
         do throws(StoreError) {
             for envelope in envelopes {
-                try Fold(definition: definition).apply(envelope, to: &state, stateAt: revertTarget)
+                try fold.apply(envelope, to: &state, stateAt: { to throws(StoreError) in try self.revertTarget(to) })
             }
         } catch {
             // The same actions on the same state failed the second time: a reducer that is not
@@ -307,7 +307,7 @@ extension Writer {
         state = shared.withLock { $0.snapshot.state }
         do throws(StoreError) {
             for envelope in accepted {
-                try Fold(definition: definition).apply(envelope, to: &state, stateAt: revertTarget)
+                try fold.apply(envelope, to: &state, stateAt: { to throws(StoreError) in try self.revertTarget(to) })
             }
         } catch {
             // Folded once already on this very state: only a reducer that is not pure gets here.
@@ -338,17 +338,16 @@ extension Writer {
     /// Recorded here, on the fold the writer does anyway, the change index costs a prediction per
     /// action, where the journal's applier would fold every action again into a copy of its own.
     func fold(_ envelope: ActionEnvelope, recordingInto changes: inout ChangePostings?) throws(StoreError) {
-        let fold = Fold(definition: definition)
         guard changes != nil else {
-            try fold.apply(envelope, to: &state, stateAt: revertTarget)
+            try fold.apply(envelope, to: &state, stateAt: { to throws(StoreError) in try self.revertTarget(to) })
             return
         }
         changes!.startAction()
-        if try fold.applyPredictingChanges(envelope, to: &state, recorder: &changes!.recorder, stateAt: revertTarget) { return }
+        if try fold.applyPredictingChanges(envelope, to: &state, recorder: &changes!.recorder, stateAt: { to throws(StoreError) in try self.revertTarget(to) }) { return }
         // Not predicted (a patch whose operations build on one another, `@revert`): compared.
         // The copy held meanwhile makes the reducers copy what they change, once.
         let before = state
-        try fold.apply(envelope, to: &state, stateAt: revertTarget)
+        try fold.apply(envelope, to: &state, stateAt: { to throws(StoreError) in try self.revertTarget(to) })
         do throws(StoreError) {
             changes!.recorder.record(at: [], from: try before.jsonValueOrThrow(seq: envelope.seq - 1), to: try state.jsonValueOrThrow(seq: envelope.seq))
         } catch {
@@ -358,7 +357,9 @@ extension Writer {
     }
 
     /// The state `@revert` restores: committed history only (store actions run in a group of
-    /// their own, so everything before them is committed).
+    /// their own, so everything before them is committed). Passed in a closure literal, not as
+    /// `revertTarget`: the method's value would retain the writer for every action, and the
+    /// writer's weak references put its count in a side table, a slower retain.
     func revertTarget(_ to: UInt64) throws(StoreError) -> State {
         guard to <= seq else {
             throw StoreError(.seqOutOfRange, "cannot revert to \(to): the latest committed seq is \(seq)")

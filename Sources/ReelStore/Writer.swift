@@ -20,6 +20,9 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     }
 
     let definition: StoreDefinition<State>
+    /// The definition's fold, made once: a `Fold` made per action copied the definition, a
+    /// retain of each of its members.
+    let fold: Fold<State>
     let directory: DataDirectory
     let timeline: Timeline<State>
     let options: StoreOptions
@@ -64,6 +67,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         openDuration: Duration
     ) {
         self.definition = definition
+        self.fold = Fold(definition: definition)
         self.directory = directory
         self.timeline = Timeline(directory: directory, definition: definition)
         self.options = options
