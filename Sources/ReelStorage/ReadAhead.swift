@@ -243,7 +243,8 @@ extension DataDirectory {
 /// Walks that run side by side (`reel verify`'s checkpoint intervals, the change index's parts,
 /// shadow's intervals, the daemon's query pool) already keep the cores busy: readers of their own
 /// would only share those cores with them and add a hand-over per segment (verifying 1,000,000
-/// actions on two cores took 0.63 s with a reader beside each interval, 0.54 s without). So a walk
+/// actions on two cores took 0.58–0.62 s with a reader beside each interval, 0.54–0.58 s
+/// without: BENCHMARKS.md, "Verify"). So a walk
 /// alone reads ahead with ``readersAlone`` threads, and a walk beside others only with the cores
 /// that no walk or reader uses, often none.
 final class WalkBudget: Sendable {

@@ -358,8 +358,7 @@ extension Writer {
 
     /// The state `@revert` restores: committed history only (store actions run in a group of
     /// their own, so everything before them is committed). Passed in a closure literal, not as
-    /// `revertTarget`: the method's value would retain the writer for every action, and the
-    /// writer's weak references put its count in a side table, a slower retain.
+    /// `revertTarget`: the method's value would retain the writer for every action.
     func revertTarget(_ to: UInt64) throws(StoreError) -> State {
         guard to <= seq else {
             throw StoreError(.seqOutOfRange, "cannot revert to \(to): the latest committed seq is \(seq)")
