@@ -99,8 +99,9 @@ extension JSONDocumentReducer {
     }
 
     /// Whether `token` can only name an object member: there is one, it is not `-`, and not all
-    /// digits (the empty token is all digits, as the reducer reads it).
-    private static func isMemberToken(_ token: String?) -> Bool {
+    /// digits (the empty token is all digits, as the reducer reads it). `set` adds such a member
+    /// in one walk down the path (``reduce(into:action:)``), where another token needs a look first.
+    static func isMemberToken(_ token: String?) -> Bool {
         guard let token, token != "-" else { return false }
         return !token.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }

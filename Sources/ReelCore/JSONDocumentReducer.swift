@@ -104,7 +104,7 @@ public struct JSONDocumentReducer: Reducer {
                 }
                 let path = try pointer(in: payload, of: "set")
                 let value = try member("value", of: payload, in: "set")
-                if let last = path.lastToken, last != "-", !last.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                if Self.isMemberToken(path.lastToken) {
                     // Not an array index, so an object member (or an error either way): `add`
                     // replaces or adds it in one walk down the path, where looking first took two.
                     try state.add(value, at: path)
