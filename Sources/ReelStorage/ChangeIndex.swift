@@ -106,59 +106,30 @@ public struct ChangePostings: Sendable {
     /// Every non-empty list, with its pointer's string.
     ///
     /// Two passes over the entries: the first counts each pointer's seqs, the second fills them
-    /// into one array at each pointer's offset, from which each list is copied once at its size;
-    /// both read the entries through unsafe buffers (a slice of them per action retained and
-    /// released the array: two fifths of listing a million actions).
+    /// into one array at each pointer's offset, from which each list is copied once at its size.
     var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] {
         let tree = recorder.tree
         var counts = [Int](repeating: 0, count: tree.count)
-        var offsets = [Int](repeating: 0, count: tree.count + 1)
+        // The seq last listed per node: two pointers of one action may fall into one list.
+        var lastListed = [UInt64](repeating: 0, count: tree.count)
         var unfollowed: [PointerTree.Node: [UInt64]] = [:]
-        var seqs: [UInt64] = []
-        actions.withUnsafeBufferPointer { actions in
-            entries.withUnsafeBufferPointer { entries in
-                // The seq last listed per node: two pointers of one action may fall into one list.
-                var lastListed = [UInt64](repeating: 0, count: tree.count)
-                lastListed.withUnsafeMutableBufferPointer { lastListed in
-                    counts.withUnsafeMutableBufferPointer { counts in
-                        var start = 0
-                        for (seq, end) in actions {
-                            for entry in entries[start..<end] {
-                                if entry >= 0 {
-                                    let node = Int(entry)
-                                    if lastListed[node] != seq {
-                                        lastListed[node] = seq
-                                        counts[node] += 1
-                                    }
-                                } else {
-                                    unfollowed[~entry, default: []].appendUnlessLast(seq)
-                                }
-                            }
-                            start = end
-                        }
-                    }
-                    for node in counts.indices { offsets[node + 1] = offsets[node] + counts[node] }
-                    var next = offsets
-                    seqs = [UInt64](repeating: 0, count: offsets[tree.count])
-                    next.withUnsafeMutableBufferPointer { next in
-                        seqs.withUnsafeMutableBufferPointer { seqs in
-                            for index in lastListed.indices { lastListed[index] = 0 }
-                            var start = 0
-                            for (seq, end) in actions {
-                                for entry in entries[start..<end] where entry >= 0 {
-                                    let node = Int(entry)
-                                    if lastListed[node] != seq {
-                                        lastListed[node] = seq
-                                        seqs[next[node]] = seq
-                                        next[node] += 1
-                                    }
-                                }
-                                start = end
-                            }
-                        }
-                    }
-                }
+        forEachEntry { seq, entry in
+            guard entry >= 0 else { return unfollowed[~entry, default: []].appendUnlessLast(seq) }
+            if lastListed[Int(entry)] != seq {
+                lastListed[Int(entry)] = seq
+                counts[Int(entry)] += 1
             }
+        }
+        var offsets = [Int](repeating: 0, count: tree.count + 1)
+        for node in counts.indices { offsets[node + 1] = offsets[node] + counts[node] }
+        var next = offsets
+        var seqs = [UInt64](repeating: 0, count: offsets[tree.count])
+        lastListed = [UInt64](repeating: 0, count: tree.count)
+        forEachEntry { seq, entry in
+            guard entry >= 0, lastListed[Int(entry)] != seq else { return }
+            lastListed[Int(entry)] = seq
+            seqs[next[Int(entry)]] = seq
+            next[Int(entry)] += 1
         }
         var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] = []
         for node in counts.indices where counts[node] > 0 {
@@ -166,6 +137,21 @@ public struct ChangePostings: Sendable {
         }
         for (node, seqs) in unfollowed { lists.append((.unfollowed, tree.pointer(of: node), seqs)) }
         return lists
+    }
+
+    /// Every entry with its action's seq, in order; read through unsafe buffers (a slice of the
+    /// entries per action retained and released the array: two fifths of listing a million
+    /// actions).
+    private func forEachEntry(_ body: (UInt64, PointerTree.Node) -> Void) {
+        actions.withUnsafeBufferPointer { actions in
+            entries.withUnsafeBufferPointer { entries in
+                var start = 0
+                for (seq, end) in actions {
+                    for entry in entries[start..<end] { body(seq, entry) }
+                    start = end
+                }
+            }
+        }
     }
 
     public var postingCount: Int { entries.count }

@@ -165,8 +165,8 @@ extension Timeline {
     ) throws(StoreError) {
         let fold = self.fold
         // A local function, not a closure value: passed to parameters that do not escape, it
-        // borrows `self` where a closure value would copy it, retaining the data directory
-        // (whose weak references put its count in a side table, a slower retain) for every action.
+        // borrows `self` where a closure value would copy it, retaining the data directory and
+        // the definition's members for every action.
         func stateAt(_ to: UInt64) throws(StoreError) -> State { try self.state(at: to) }
         do {
             if try fold.applyPredictingChanges(envelope, to: &state, recorder: &recorder, stateAt: stateAt) {
