@@ -52,7 +52,7 @@ extension JSONDocumentReducer {
             recorder.record(at: path.tokens, from: old, to: new)
             return true
         case "merge":
-            JSONMergePatch.apply(payload, to: &state, at: [], recordingInto: &recorder)
+            JSONMergePatch.apply(payload, to: &state, recordingInto: &recorder)
             return true
         case "patch":
             guard case .array(let operations) = payload, operations.count == 1,

@@ -42,6 +42,14 @@ public struct JSONChangeRecorder: Sendable {
     /// comparison, not a set insertion.
     private var marks: [UInt32] = [0]
     private var edit: UInt32 = 1
+    /// The node of each path of two or more tokens that ``record(at:from:to:)`` was given once
+    /// the tree is large (``pathCacheFromNodes``): an app's actions change the same leaves again
+    /// and again, and a path met before is then found with one lookup instead of one per token
+    /// (its ancestors are marked through ``PointerTree/parent(of:)``). Cold lookups deep in a
+    /// large tree were a fifth of building the index. A small tree (a commit's) stays in the
+    /// cache and needs none.
+    private var nodesByPath: [[String]: PointerTree.Node] = [:]
+    private static let pathCacheFromNodes = 4_096
 
     /// The default budget of one action: what an ordinary action lists is far below it, and an
     /// index entry per pointer stays within a few kilobytes per action.
@@ -95,6 +103,14 @@ public struct JSONChangeRecorder: Sendable {
         follow(node, from: old, to: new)
     }
 
+    /// ``record(at:from:to:)`` for the pointer of `node` (from ``intern(_:below:)``), for a caller
+    /// that walks down a document token by token and knows each level's node.
+    public mutating func record(atNode node: PointerTree.Node, from old: JSONValue?, to new: JSONValue?) {
+        guard old != new else { return }
+        markWithAncestors(node)
+        follow(node, from: old, to: new)
+    }
+
     /// Records that the array at `tokens`, whose elements were `old`, now has `newCount` elements,
     /// equal to the old ones before `start` and given by `element` from `start` on (an insertion or
     /// a removal shifts every element after it). The array itself changed.
@@ -124,12 +140,29 @@ public struct JSONChangeRecorder: Sendable {
 
     /// Marks `tokens` and every ancestor as changed; returns its node.
     private mutating func markChanged(_ tokens: [String]) -> PointerTree.Node {
+        if tokens.count >= 2, !nodesByPath.isEmpty, let node = nodesByPath[tokens] {
+            markWithAncestors(node)
+            return node
+        }
         var node = mark(PointerTree.root)
         for token in tokens { node = mark(child(of: node, token)) }
+        if tokens.count >= 2, tree.count >= Self.pathCacheFromNodes { nodesByPath[tokens] = node }
         return node
     }
 
-    /// `token` below `node`, interned in ``tree`` (for a caller that merges another tree into it).
+    /// Marks `node` and every ancestor not marked yet (an ancestor of a marked node is marked).
+    private mutating func markWithAncestors(_ node: PointerTree.Node) {
+        var current = node
+        while marks[Int(current)] != edit {
+            marks[Int(current)] = edit
+            changedNodes.append(current)
+            guard let parent = tree.parent(of: current) else { return }
+            current = parent
+        }
+    }
+
+    /// `token` below `node`, interned in ``tree`` (for a caller that merges another tree into it,
+    /// or walks down a document and records with ``record(atNode:from:to:)``).
     public mutating func intern(_ token: String, below node: PointerTree.Node) -> PointerTree.Node {
         child(of: node, token)
     }

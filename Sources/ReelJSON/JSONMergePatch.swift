@@ -37,11 +37,14 @@ public enum JSONMergePatch {
     }
 
     /// ``apply(_:to:)``, recording into `recorder`'s current edit what the merge changed, the
-    /// target being at `tokens`: each member the patch names is recorded where it lands, an
-    /// object merged into an object member by member, anything else as the value it replaces.
-    /// The same walk applies and records, where predicting the change first walked the patch
-    /// over the target once more.
-    public static func apply(_ patch: JSONValue, to target: inout JSONValue, at tokens: [String], recordingInto recorder: inout JSONChangeRecorder) {
+    /// target being at `node` of the recorder's tree: each member the patch names is recorded
+    /// where it lands, an object merged into an object member by member, anything else as the
+    /// value it replaces. The same walk applies and records, where predicting the change first
+    /// walked the patch over the target once more; each level's node is found once, from its
+    /// parent's, rather than from the root for every member.
+    public static func apply(
+        _ patch: JSONValue, to target: inout JSONValue, at node: PointerTree.Node = PointerTree.root, recordingInto recorder: inout JSONChangeRecorder
+    ) {
         guard case .object(let changes) = patch, case .object = target else {
             // Replaced whole, or an object patch merged into a target that is no object (as into
             // an empty one).
@@ -49,20 +52,20 @@ public enum JSONMergePatch {
             apply(patch, to: &merged)
             let old = target
             target = merged
-            recorder.record(at: tokens, from: old, to: merged)
+            recorder.record(atNode: node, from: old, to: merged)
             return
         }
         var members = target.takeMembers()!  // uniquely referenced: edited in place
         for (key, change) in changes {
             if change.isNull {
-                if let old = members.removeValue(forKey: key) { recorder.record(at: tokens + [key], from: old, to: .none) }
+                if let old = members.removeValue(forKey: key) { recorder.record(atNode: recorder.intern(key, below: node), from: old, to: .none) }
             } else if case .object = change, let index = members.index(forKey: key), case .object = members.values[index] {
-                apply(change, to: &members.values[index], at: tokens + [key], recordingInto: &recorder)
+                apply(change, to: &members.values[index], at: recorder.intern(key, below: node), recordingInto: &recorder)
             } else {
                 var merged = JSONValue.null
                 apply(change, to: &merged)
                 let old = members.updateValue(merged, forKey: key)
-                recorder.record(at: tokens + [key], from: old, to: merged)
+                if old != merged { recorder.record(atNode: recorder.intern(key, below: node), from: old, to: merged) }
             }
         }
         target = .object(members)

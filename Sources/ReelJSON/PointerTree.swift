@@ -15,25 +15,37 @@ public struct PointerTree: Sendable {
         var token: String
     }
 
+    /// A node's parent and the length of its pointer, side by side: whoever reads one of a node
+    /// (marking its ancestors, checking that its pointer fits a key) reads the other soon after,
+    /// from the same cache line.
+    private struct Links {
+        var parent: Node
+        var byteCount: Int32
+    }
+
     private var edges: [Edge: Node] = [:]
-    private var parents: [Node] = [-1]
+    private var links: [Links] = [Links(parent: -1, byteCount: 0)]
     private var tokens: [String] = [""]
-    private var byteCounts: [Int] = [0]
+
+    /// The length in bytes of the longest pointer the tree holds, in its escaped string form.
+    public private(set) var longestByteCount = 0
 
     public init() {}
 
     /// How many pointers the tree holds, the root included.
-    public var count: Int { parents.count }
+    public var count: Int { links.count }
 
     /// `parent` followed by `token`, added to the tree when new.
     public mutating func child(of parent: Node, _ token: String) -> Node {
         let edge = Edge(parent: parent, token: token)
         if let node = edges[edge] { return node }
-        let node = Node(parents.count)
+        let node = Node(links.count)
         edges[edge] = node
-        parents.append(parent)
+        // Saturating: a pointer longer than 2 GiB is as unlistable as one of 512 bytes.
+        let (byteCount, overflow) = links[Int(parent)].byteCount.addingReportingOverflow(Int32(clamping: 1 + Self.escapedByteCount(token)))
+        links.append(Links(parent: parent, byteCount: overflow ? .max : byteCount))
         tokens.append(token)
-        byteCounts.append(byteCounts[Int(parent)] + 1 + Self.escapedByteCount(token))
+        longestByteCount = max(longestByteCount, Int(links[Int(node)].byteCount))
         return node
     }
 
@@ -49,14 +61,14 @@ public struct PointerTree: Sendable {
 
     /// The parent of `node`; `nil` for the root.
     public func parent(of node: Node) -> Node? {
-        node == Self.root ? nil : parents[Int(node)]
+        node == Self.root ? nil : links[Int(node)].parent
     }
 
     /// The last token of `node`'s pointer (`""` for the root).
     public func token(of node: Node) -> String { tokens[Int(node)] }
 
     /// The length in bytes of `node`'s pointer in its escaped string form.
-    public func byteCount(of node: Node) -> Int { byteCounts[Int(node)] }
+    public func byteCount(of node: Node) -> Int { Int(links[Int(node)].byteCount) }
 
     /// The escaped string form of `node`'s pointer (`""` for the root).
     public func pointer(of node: Node) -> String {
@@ -64,10 +76,10 @@ public struct PointerTree: Sendable {
         var current = node
         while current != Self.root {
             path.append(current)
-            current = parents[Int(current)]
+            current = links[Int(current)].parent
         }
         var result = ""
-        result.reserveCapacity(byteCounts[Int(node)])
+        result.reserveCapacity(byteCount(of: node))
         for step in path.reversed() { JSONPointer.append(tokens[Int(step)], to: &result) }
         return result
     }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ReelCore
 import ReelJSON
 import ReelLMDB
@@ -59,10 +64,16 @@ public struct ChangePostings: Sendable {
     /// Adds what ``recorder`` recorded since ``startAction()`` as the changes of `seq`.
     public mutating func endAction(seq: UInt64) {
         let tree = recorder.tree
-        for node in recorder.changedNodes {
-            entries.append(tree.byteCount(of: node) <= ChangeIndexKeys.maxPointerBytes ? node : ~Self.fitting(node, in: tree))
+        if tree.longestByteCount <= ChangeIndexKeys.maxPointerBytes {
+            // Every pointer fits a key (nearly always): no node's length is looked up.
+            entries.append(contentsOf: recorder.changedNodes)
+            for node in recorder.unfollowedNodes { entries.append(~node) }
+        } else {
+            for node in recorder.changedNodes {
+                entries.append(tree.byteCount(of: node) <= ChangeIndexKeys.maxPointerBytes ? node : ~Self.fitting(node, in: tree))
+            }
+            for node in recorder.unfollowedNodes { entries.append(~Self.fitting(node, in: tree)) }
         }
-        for node in recorder.unfollowedNodes { entries.append(~Self.fitting(node, in: tree)) }
         actions.append((seq, entries.count))
         recorder.startEdit()
     }
@@ -157,6 +168,74 @@ public struct ChangePostings: Sendable {
     public var postingCount: Int { entries.count }
 }
 
+/// The lists of a run of consecutive actions as the index stores them: one per kind and pointer,
+/// named by its key prefix (``ChangeIndexKeys/prefix(_:_:)``), in key order, each with its seqs in
+/// order.
+///
+/// What a part of a build hands over: each part works out its own lists on its own core, and the
+/// parts' lists are joined by merging them in key order (``joining(_:)``), where joining the
+/// parts' postings re-interned every part's pointers and listed them all on one core, a quarter
+/// of building the index.
+public struct ChangeLists: Sendable {
+    /// The seqs covered (every action of the run, whether it changed anything or not).
+    public private(set) var first: UInt64?
+    public private(set) var last: UInt64?
+    private(set) var lists: [(prefix: [UInt8], seqs: [UInt64])]
+
+    public init(_ postings: ChangePostings) {
+        first = postings.first
+        last = postings.last
+        lists = postings.lists.map { (ChangeIndexKeys.prefix($0.kind, $0.pointer), $0.seqs) }
+        lists.sort { ChangeIndexKeys.precedes($0.prefix, $1.prefix) }
+    }
+
+    private init(first: UInt64?, last: UInt64?, lists: [(prefix: [UInt8], seqs: [UInt64])]) {
+        self.first = first
+        self.last = last
+        self.lists = lists
+    }
+
+    /// The lists of `parts`, runs that each follow the one before (an empty run aside): a
+    /// pointer's seqs are its parts' seqs one after the other.
+    public static func joining(_ parts: [ChangeLists]) -> ChangeLists {
+        let parts = parts.filter { $0.first != nil }
+        guard parts.count > 1 else { return parts.first ?? ChangeLists(first: nil, last: nil, lists: []) }
+        for (earlier, later) in zip(parts, parts.dropFirst()) {
+            precondition(earlier.last! + 1 == later.first!, "joined change lists must follow each other")
+        }
+        // One merge of every part in key order: each list is copied once, into an array of its
+        // joined size.
+        var heads = [Int](repeating: 0, count: parts.count)
+        var joined: [(prefix: [UInt8], seqs: [UInt64])] = []
+        joined.reserveCapacity(parts.map(\.lists.count).max()!)
+        var holders: [Int] = []
+        while true {
+            var least: [UInt8]?
+            holders.removeAll(keepingCapacity: true)
+            for part in parts.indices where heads[part] < parts[part].lists.count {
+                let prefix = parts[part].lists[heads[part]].prefix
+                let order = least.map { ChangeIndexKeys.compare(prefix, $0) } ?? -1
+                if order < 0 {
+                    least = prefix
+                    holders.removeAll(keepingCapacity: true)
+                }
+                if order <= 0 { holders.append(part) }
+            }
+            guard let prefix = least else { break }
+            if holders.count == 1 {
+                joined.append(parts[holders[0]].lists[heads[holders[0]]])
+            } else {
+                var seqs: [UInt64] = []
+                seqs.reserveCapacity(holders.reduce(0) { $0 + parts[$1].lists[heads[$1]].seqs.count })
+                for part in holders { seqs.append(contentsOf: parts[part].lists[heads[part]].seqs) }
+                joined.append((prefix, seqs))
+            }
+            for part in holders { heads[part] += 1 }
+        }
+        return ChangeLists(first: parts.first!.first, last: parts.last!.last, lists: joined)
+    }
+}
+
 extension Array where Element == UInt64 {
     /// Appends `seq` unless it is already the last element (two pointers of one action that fall
     /// into one list).
@@ -189,6 +268,22 @@ enum ChangeIndexKeys {
         key += bytes
         return key
     }
+
+    /// The order of two keys (or prefixes) in LMDB's default order: negative when `a` comes first.
+    static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                let common = min(a.count, b.count)
+                if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+                    let order = memcmp(x, y, common)
+                    if order != 0 { return Int(order) }
+                }
+                return a.count - b.count
+            }
+        }
+    }
+
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool { compare(a, b) < 0 }
 
     static func key(_ prefix: [UInt8], _ seq: UInt64) -> [UInt8] {
         var key = prefix

@@ -53,9 +53,15 @@ extension DataDirectory {
     /// up to date). Returns `false`, writing nothing, unless they continue the index.
     @discardableResult
     public func appendToChangeIndex(_ postings: ChangePostings) throws(StorageError) -> Bool {
+        try appendToChangeIndex(ChangeLists(postings))
+    }
+
+    /// ``appendToChangeIndex(_:)-(ChangePostings)`` of lists already worked out.
+    @discardableResult
+    public func appendToChangeIndex(_ lists: ChangeLists) throws(StorageError) -> Bool {
         guard let changes, !isReadOnly else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
         do {
-            return try env.write { txn in try ChangeIndexWriter.append(postings, in: txn, db: changes) }
+            return try env.write { txn in try ChangeIndexWriter.append(lists, in: txn, db: changes) }
         } catch {
             throw Self.wrap(error, "cannot write the change index")
         }
@@ -121,12 +127,16 @@ enum ChangeIndexWriter {
     /// Appends every list of `postings` and moves the status past them; `false` (nothing written)
     /// when the index has no status or does not end right before them.
     static func append(_ postings: ChangePostings, in txn: borrowing LMDBWriteTransaction, db: LMDBDatabase) throws -> Bool {
-        guard let first = postings.first, let last = postings.last,
+        try append(ChangeLists(postings), in: txn, db: db)
+    }
+
+    /// ``append(_:in:db:)-(ChangePostings,_,_)`` of lists already worked out (in key order:
+    /// neighbouring lists share pages).
+    static func append(_ changeLists: ChangeLists, in txn: borrowing LMDBWriteTransaction, db: LMDBDatabase) throws -> Bool {
+        guard let first = changeLists.first, let last = changeLists.last,
             var status = try? status(txn, db), status.indexedThrough == first - 1
         else { return false }
-        // In key order: neighbouring lists share pages.
-        let lists = postings.lists.map { (prefix: ChangeIndexKeys.prefix($0.kind, $0.pointer), seqs: $0.seqs) }
-            .sorted { $0.prefix.lexicographicallyPrecedes($1.prefix) }
+        let lists = changeLists.lists
         // Into an index holding only its status (the first commit of a build), every chunk is
         // appended in key order, the status (key 0xFF, after every list) last: LMDB then fills
         // its pages, where inserts in order split them in halves.
@@ -134,8 +144,8 @@ enum ChangeIndexWriter {
         if fresh { try txn.delete(ChangeIndexKeys.statusKey, in: db) }
         for list in lists {
             var seqs = list.seqs[...]
-            // The list's newest chunk, filled up first.
-            let newest = try txn.withCursor(in: db) { cursor -> (key: [UInt8], value: [UInt8])? in
+            // The list's newest chunk, filled up first (none in an index being started).
+            let newest = fresh ? nil : try txn.withCursor(in: db) { cursor -> (key: [UInt8], value: [UInt8])? in
                 guard try cursor.seek(atOrBefore: ChangeIndexKeys.key(list.prefix, .max)),
                     let key = cursor.currentKey, let value = cursor.currentValue
                 else { return nil }

@@ -222,6 +222,16 @@ extension DataDirectory {
         }
     }
 
+    /// Runs `body`, whose walks of the log keep `cores` cores busy, with those cores counted as
+    /// busy: a walk it starts reads ahead only on a core beyond them (``WalkBudget``).
+    ///
+    /// The change index's build folds its parts two per core: the first part started alone and
+    /// took the other core for a reader until its end, on which the second part had to share
+    /// it; the parts then ended apart, and one core idled for a fifth of the build.
+    public static func withWalksOccupying<R, E: Error>(_ cores: Int, _ body: () throws(E) -> R) throws(E) -> R {
+        try walks.occupying(cores, body)
+    }
+
     /// Reads and decodes segment `index` of `first...last` and hands it to `segments`.
     private func decodeSegment(_ index: Int, first: UInt64, last: UInt64, worker: Int, into segments: EnvelopeSegments) {
         let start = first + UInt64(index) * Self.segmentLength
@@ -273,5 +283,14 @@ final class WalkBudget: Sendable {
     /// Uncounts a walk and its readers.
     func end(readers: Int) {
         busy.withLock { $0 -= readers + 1 }
+    }
+
+    /// Counts `cores` as busy while `body` runs: for a caller that keeps them busy with walks of
+    /// its own, started one after another, so that none of them reads ahead on a core that is
+    /// idle only until the next one starts.
+    func occupying<R, E: Error>(_ cores: Int, _ body: () throws(E) -> R) throws(E) -> R {
+        busy.withLock { $0 += cores }
+        defer { busy.withLock { $0 -= cores } }
+        return try body()
     }
 }

@@ -58,7 +58,7 @@ public final class ChangeIndexBuild: Sendable {
                 // At the log's end: the applier's next commit continues the index.
                 guard applied > indexed else { break }
                 let end = min(applied, indexed + ChangeIndexer<State>.catchUpCommitSize)
-                let postings = try timeline.changePostingsOnAllCores(
+                let lists = try timeline.changeListsOnAllCores(
                     from: indexed + 1, through: end, state: &state, minimumPart: minimumPart,
                     progress: { reached in
                         let now = ContinuousClock.now
@@ -70,7 +70,7 @@ public final class ChangeIndexBuild: Sendable {
                 )
                 if stopping.load(ordering: .relaxed) { return }
                 let appended: Bool
-                do { appended = try directory.appendToChangeIndex(postings) } catch { throw StoreError(error) }
+                do { appended = try directory.appendToChangeIndex(lists) } catch { throw StoreError(error) }
                 // Not appended: the index moved, which only the applier's continuing entries do.
                 guard appended else { break }
                 indexed = end

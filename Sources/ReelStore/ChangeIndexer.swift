@@ -94,10 +94,10 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
             var state = try timeline.state(at: indexed)
             while indexed < latest {
                 let end = min(latest, indexed + catchUpCommitSize)
-                let postings = try timeline.changePostingsOnAllCores(from: indexed + 1, through: end, state: &state, minimumPart: minimumPart, progress: progress)
+                let lists = try timeline.changeListsOnAllCores(from: indexed + 1, through: end, state: &state, minimumPart: minimumPart, progress: progress)
                 let appended: Bool
                 do {
-                    appended = try directory.appendToChangeIndex(postings)
+                    appended = try directory.appendToChangeIndex(lists)
                 } catch {
                     throw StoreError(error)
                 }
@@ -189,58 +189,63 @@ extension Timeline {
         json = after
     }
 
-    /// ``changePostings(from:through:state:progress:stop:)`` with the range cut into parts (two
-    /// per core, each at least `minimumPart` actions) that the cores take in turn: the first part
-    /// goes on from `state`, every other one from the state at its start (rebuilt from the
-    /// checkpoint before it, a replay of at most a checkpoint interval); their postings are joined
-    /// in order, and `state` is left as the last part's end.
+    /// The change index's lists of `first…last` (``changePostings(from:through:state:progress:stop:)``),
+    /// with the range cut into parts (two per core, each at least `minimumPart` actions) that the
+    /// cores take in turn: the first part goes on from `state`, every other one from the state at
+    /// its start (rebuilt from the checkpoint before it, a replay of at most a checkpoint
+    /// interval); each part works out its lists on its core, they are joined in order
+    /// (``ChangeLists/joining(_:)``), and `state` is left as the last part's end.
     ///
     /// The parts' folds are independent (a fold reads only its own state and the log), so the
-    /// postings are those of one fold through the whole range. Two parts per core rather than
+    /// lists are those of one fold through the whole range. Two parts per core rather than
     /// one: a part that starts later or folds slower (a walk beside another reads ahead only on
     /// idle cores) left one core idle for the end of the other's, an eighth of the build.
-    func changePostingsOnAllCores(
+    func changeListsOnAllCores(
         from first: UInt64, through last: UInt64, state: inout State, minimumPart: UInt64, progress: ((UInt64) -> Void)? = nil,
         stop: (@Sendable () -> Bool)? = nil
-    ) throws(StoreError) -> ChangePostings {
+    ) throws(StoreError) -> ChangeLists {
         let count = last >= first ? last - first + 1 : 0
         let parts = Int(min(UInt64(2 * Self.changeIndexBuildThreads), count / max(minimumPart, 1)))
-        guard parts > 1 else { return try changePostings(from: first, through: last, state: &state, progress: progress, stop: stop) }
+        guard parts > 1 else {
+            return ChangeLists(try changePostings(from: first, through: last, state: &state, progress: progress, stop: stop))
+        }
         let starts = (0..<parts).map { first + count * UInt64($0) / UInt64(parts) }
-        let results = Mutex([Result<(postings: ChangePostings, state: State), StoreError>?](repeating: nil, count: parts))
+        let results = Mutex([Result<(lists: ChangeLists, state: State), StoreError>?](repeating: nil, count: parts))
         let initial = state
         let timeline = self
         // Progress is the actions folded by every part, reported under a lock so that the
         // caller's closure is never called from two threads at once.
         let folded = Mutex([UInt64](repeating: 0, count: parts))
         nonisolated(unsafe) let unsafeProgress = progress
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let start = starts[part]
-            let end = part + 1 < parts ? starts[part + 1] - 1 : last
-            let partProgress = unsafeProgress.map { report in
-                { (reached: UInt64) in
-                    folded.withLock { folded in
-                        folded[part] = reached - start + 1
-                        report(first - 1 + folded.reduce(0, +))
+        DataDirectory.withWalksOccupying(min(parts, Self.changeIndexBuildThreads)) {
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let start = starts[part]
+                let end = part + 1 < parts ? starts[part + 1] - 1 : last
+                let partProgress = unsafeProgress.map { report in
+                    { (reached: UInt64) in
+                        folded.withLock { folded in
+                            folded[part] = reached - start + 1
+                            report(first - 1 + folded.reduce(0, +))
+                        }
                     }
                 }
+                let result = Result { () throws(StoreError) -> (lists: ChangeLists, state: State) in
+                    var partState = part == 0 ? initial : try timeline.state(at: start - 1)
+                    let postings = try timeline.changePostings(from: start, through: end, state: &partState, progress: partProgress, stop: stop)
+                    return (ChangeLists(postings), partState)
+                }
+                results.withLock { $0[part] = result }
             }
-            let result = Result { () throws(StoreError) -> (postings: ChangePostings, state: State) in
-                var partState = part == 0 ? initial : try timeline.state(at: start - 1)
-                let postings = try timeline.changePostings(from: start, through: end, state: &partState, progress: partProgress, stop: stop)
-                return (postings, partState)
-            }
-            results.withLock { $0[part] = result }
         }
-        var joined = ChangePostings()
+        var covered: [ChangeLists] = []
         for (part, result) in results.withLock({ $0 }).enumerated() {
-            let (postings, end) = try result!.get()
-            if part == 0 { joined = postings } else { joined.append(postings) }
+            let (lists, end) = try result!.get()
+            covered.append(lists)
             state = end
-            // A part `stop` ended early: the postings cover what precedes it, up to where it ended.
-            guard postings.last == (part + 1 < parts ? starts[part + 1] - 1 : last) else { break }
+            // A part `stop` ended early: the lists cover what precedes it, up to where it ended.
+            guard lists.last == (part + 1 < parts ? starts[part + 1] - 1 : last) else { break }
         }
-        return joined
+        return ChangeLists.joining(covered)
     }
 
     /// Cores that build the change index at once (each part with the log's read-ahead beside it

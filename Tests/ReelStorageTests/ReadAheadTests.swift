@@ -133,4 +133,28 @@ import Testing
         twoCores.end(readers: f)
         #expect(twoCores.start() == 1)
     }
+
+    /// Walks started inside ``WalkBudget/occupying(_:_:)`` find its cores taken: the first of a
+    /// caller's parallel walks takes no reader on a core the next one is about to use; outside,
+    /// the cores are free again.
+    @Test func occupiedCoresTakeNoReaders() {
+        let budget = WalkBudget(cores: 2, readersAlone: 1)
+        let inside = budget.occupying(2) { () -> [Int] in
+            let first = budget.start()
+            let second = budget.start()
+            budget.end(readers: first)
+            budget.end(readers: second)
+            return [first, second]
+        }
+        #expect(inside == [0, 0])
+        let partly = budget.occupying(1) { () -> Int in
+            let walk = budget.start()
+            budget.end(readers: walk)
+            return walk
+        }
+        #expect(partly == 0)  // one core occupied, the walk on the other: none idle
+        let alone = budget.start()
+        #expect(alone == 1)
+        budget.end(readers: alone)
+    }
 }

@@ -1,0 +1,72 @@
+import ReelJSON
+@testable import ReelStorage
+import ReelTestSupport
+import Testing
+
+/// The lists a build's parts hand over, joined: the same lists as one run through every action,
+/// wherever the parts are cut, pointers too long to be keys included.
+@Suite struct ChangeListsTests {
+    /// Records `count` random edits from `first` on: leaves under a few branches, some removed
+    /// whole, some below a pointer too long for a key (listed as an unfollowed change of its
+    /// longest ancestor that fits), some actions changing nothing.
+    static func postings(from first: UInt64, count: Int, random: inout SeededGenerator) -> ChangePostings {
+        let long = String(repeating: "x", count: 300)
+        var postings = ChangePostings()
+        for seq in first..<(first + UInt64(count)) {
+            postings.startAction()
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0:
+                break  // changes nothing: covered, in no list
+            case 1:
+                postings.recorder.record(at: ["b\(Int.random(in: 0..<3, using: &random))"], from: ["x": 1, "y": 2], to: .none)
+            case 2:
+                postings.recorder.record(at: ["deep", long, long, "leaf"], from: 1, to: 2)
+            case 3:
+                postings.recorder.recordUnfollowed(at: ["arrays", "a\(Int.random(in: 0..<4, using: &random))"])
+            default:
+                let branch = "b\(Int.random(in: 0..<3, using: &random))"
+                let leaf = "l\(Int.random(in: 0..<40, using: &random))"
+                postings.recorder.record(at: [branch, leaf], from: .int(Int64(seq)), to: .int(Int64(seq) + 1))
+            }
+            postings.endAction(seq: seq)
+        }
+        return postings
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func joinedPartsListAsOneRun(seed: UInt64) {
+        var random = SeededGenerator(state: seed)
+        let count = 400
+        // Parts cut at random seqs (some of one action), each with a recorder of its own.
+        var cuts = Set((0..<Int.random(in: 1...6, using: &random)).map { _ in Int.random(in: 1..<count, using: &random) })
+        cuts.insert(0)
+        let bounds = cuts.sorted() + [count]
+        var partRandom = SeededGenerator(state: seed &* 31)
+        var wholeRandom = partRandom
+        let parts = zip(bounds, bounds.dropFirst()).map { start, end in
+            ChangeLists(Self.postings(from: UInt64(start + 1), count: end - start, random: &partRandom))
+        }
+        let whole = ChangeLists(Self.postings(from: 1, count: count, random: &wholeRandom))
+        let joined = ChangeLists.joining(parts)
+
+        #expect(joined.first == 1 && joined.last == UInt64(count))
+        #expect(joined.lists.map(\.prefix) == whole.lists.map(\.prefix), "seed \(seed): the same lists in key order")
+        #expect(joined.lists.map(\.seqs) == whole.lists.map(\.seqs), "seed \(seed): the same seqs")
+        // Key order, each list's seqs strictly rising; the long pointer listed at its ancestor.
+        #expect(zip(joined.lists, joined.lists.dropFirst()).allSatisfy { ChangeIndexKeys.precedes($0.prefix, $1.prefix) })
+        #expect(joined.lists.allSatisfy { list in zip(list.seqs, list.seqs.dropFirst()).allSatisfy { $0 < $1 } })
+        #expect(joined.lists.allSatisfy { $0.prefix.count <= 3 + ChangeIndexKeys.maxPointerBytes })
+        #expect(joined.lists.contains { $0.prefix == ChangeIndexKeys.prefix(.unfollowed, "/deep/" + String(repeating: "x", count: 300)) })
+    }
+
+    @Test func joiningNothingOrEmptyRunsCoversNothing() {
+        let empty = ChangeLists(ChangePostings())
+        #expect(ChangeLists.joining([]).first == nil)
+        let joined = ChangeLists.joining([empty, empty])
+        #expect(joined.first == nil && joined.last == nil && joined.lists.isEmpty)
+        var random = SeededGenerator(state: 9)
+        let one = ChangeLists(Self.postings(from: 5, count: 10, random: &random))
+        let alone = ChangeLists.joining([one, empty])
+        #expect(alone.first == 5 && alone.last == 14 && alone.lists.map(\.seqs) == one.lists.map(\.seqs))
+    }
+}
