@@ -111,6 +111,15 @@ public struct JSONChangeRecorder: Sendable {
         follow(node, from: old, to: new)
     }
 
+    /// ``record(atNode:from:to:)`` for `token` below `parent`, interned only when the value there
+    /// changed.
+    public mutating func record(_ token: String, below parent: PointerTree.Node, from old: JSONValue?, to new: JSONValue?) {
+        guard old != new else { return }
+        let node = child(of: parent, token)
+        markWithAncestors(node)
+        follow(node, from: old, to: new)
+    }
+
     /// Records that the array at `tokens`, whose elements were `old`, now has `newCount` elements,
     /// equal to the old ones before `start` and given by `element` from `start` on (an insertion or
     /// a removal shifts every element after it). The array itself changed.

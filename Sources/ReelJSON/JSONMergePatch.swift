@@ -58,14 +58,14 @@ public enum JSONMergePatch {
         var members = target.takeMembers()!  // uniquely referenced: edited in place
         for (key, change) in changes {
             if change.isNull {
-                if let old = members.removeValue(forKey: key) { recorder.record(atNode: recorder.intern(key, below: node), from: old, to: .none) }
+                if let old = members.removeValue(forKey: key) { recorder.record(key, below: node, from: old, to: .none) }
             } else if case .object = change, let index = members.index(forKey: key), case .object = members.values[index] {
                 apply(change, to: &members.values[index], at: recorder.intern(key, below: node), recordingInto: &recorder)
             } else {
                 var merged = JSONValue.null
                 apply(change, to: &merged)
                 let old = members.updateValue(merged, forKey: key)
-                if old != merged { recorder.record(atNode: recorder.intern(key, below: node), from: old, to: merged) }
+                recorder.record(key, below: node, from: old, to: merged)
             }
         }
         target = .object(members)
