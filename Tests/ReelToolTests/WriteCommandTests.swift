@@ -118,6 +118,8 @@ import Testing
             // Offline watches poll every 200 ms: let each see this change on its own.
             try await values.waitForLines(hit.output == "seq 9\n" ? 2 : 3)
             try await patches.waitForLines(hit.output == "seq 9\n" ? 2 : 3)
+            // The actions watcher's second batch is seq 9 alone only if it saw 9 before 10 came.
+            if hit.output == "seq 9\n" { try await actions.waitForLines(3) }
         }
         let valueLines = try await values.finish().jsonLines
         #expect(valueLines == [["seq": 8, "value": -4], ["seq": 9, "value": -5], ["seq": 10, "value": -6]])
