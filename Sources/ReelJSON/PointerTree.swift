@@ -84,6 +84,25 @@ public struct PointerTree: Sendable {
         return result
     }
 
+    /// The escaped UTF-8 form of `node`'s pointer (``pointer(of:)``), appended to `bytes`.
+    public func appendPointer(of node: Node, to bytes: inout [UInt8]) {
+        guard node != Self.root else { return }
+        appendPointer(of: links[Int(node)].parent, to: &bytes)
+        bytes.append(UInt8(ascii: "/"))
+        for byte in tokens[Int(node)].utf8 {
+            switch byte {
+            case UInt8(ascii: "~"):
+                bytes.append(UInt8(ascii: "~"))
+                bytes.append(UInt8(ascii: "0"))
+            case UInt8(ascii: "/"):
+                bytes.append(UInt8(ascii: "~"))
+                bytes.append(UInt8(ascii: "1"))
+            default:
+                bytes.append(byte)
+            }
+        }
+    }
+
     private static func escapedByteCount(_ token: String) -> Int {
         var count = 0
         for byte in token.utf8 { count += byte == UInt8(ascii: "~") || byte == UInt8(ascii: "/") ? 2 : 1 }

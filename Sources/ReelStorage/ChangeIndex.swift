@@ -114,11 +114,12 @@ public struct ChangePostings: Sendable {
         return node
     }
 
-    /// Every non-empty list, with its pointer's string.
+    /// Every non-empty list, by its node (`~node` for an unfollowed list): its seqs are
+    /// `seqs[starts[i]..<starts[i + 1]]` for the `i`-th, in no particular order of lists.
     ///
     /// Two passes over the entries: the first counts each pointer's seqs, the second fills them
-    /// into one array at each pointer's offset, from which each list is copied once at its size.
-    var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] {
+    /// into one array at each pointer's offset.
+    func flatLists() -> (nodes: [PointerTree.Node], starts: [Int], seqs: [UInt64]) {
         let tree = recorder.tree
         var counts = [Int](repeating: 0, count: tree.count)
         // The seq last listed per node: two pointers of one action may fall into one list.
@@ -131,10 +132,17 @@ public struct ChangePostings: Sendable {
                 counts[Int(entry)] += 1
             }
         }
-        var offsets = [Int](repeating: 0, count: tree.count + 1)
-        for node in counts.indices { offsets[node + 1] = offsets[node] + counts[node] }
-        var next = offsets
-        var seqs = [UInt64](repeating: 0, count: offsets[tree.count])
+        var nodes: [PointerTree.Node] = []
+        var starts = [0]
+        var next = [Int](repeating: 0, count: tree.count)
+        var total = 0
+        for node in counts.indices where counts[node] > 0 {
+            next[node] = total
+            total += counts[node]
+            nodes.append(PointerTree.Node(node))
+            starts.append(total)
+        }
+        var seqs = [UInt64](repeating: 0, count: total)
         lastListed = [UInt64](repeating: 0, count: tree.count)
         forEachEntry { seq, entry in
             guard entry >= 0, lastListed[Int(entry)] != seq else { return }
@@ -142,12 +150,22 @@ public struct ChangePostings: Sendable {
             seqs[next[Int(entry)]] = seq
             next[Int(entry)] += 1
         }
-        var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] = []
-        for node in counts.indices where counts[node] > 0 {
-            lists.append((.changed, tree.pointer(of: PointerTree.Node(node)), Array(seqs[offsets[node]..<offsets[node + 1]])))
+        for (node, listed) in unfollowed {
+            nodes.append(~node)
+            seqs.append(contentsOf: listed)
+            starts.append(seqs.count)
         }
-        for (node, seqs) in unfollowed { lists.append((.unfollowed, tree.pointer(of: node), seqs)) }
-        return lists
+        return (nodes, starts, seqs)
+    }
+
+    /// Every non-empty list, with its pointer's string (``flatLists()`` one by one).
+    var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] {
+        let tree = recorder.tree
+        let flat = flatLists()
+        return flat.nodes.indices.map { index in
+            let node = flat.nodes[index]
+            return (node >= 0 ? .changed : .unfollowed, tree.pointer(of: node >= 0 ? node : ~node), Array(flat.seqs[flat.starts[index]..<flat.starts[index + 1]]))
+        }
     }
 
     /// Every entry with its action's seq, in order; read through unsafe buffers (a slice of the
@@ -176,63 +194,119 @@ public struct ChangePostings: Sendable {
 /// parts' lists are joined by merging them in key order (``joining(_:)``), where joining the
 /// parts' postings re-interned every part's pointers and listed them all on one core, a quarter
 /// of building the index.
+///
+/// The lists lie in three arrays, whatever their number (a part of a build has about 100,000):
+/// the prefixes one after another, the seqs one after another, and where each list's are. With
+/// two arrays per list, allocating them, copying them into the joined lists and freeing them
+/// was a fifth of the build's time after its folds.
 public struct ChangeLists: Sendable {
+    /// Where a list's prefix and seqs are in ``prefixBytes`` and ``seqs``.
+    struct Span {
+        var prefixStart: Int
+        var prefixEnd: Int
+        var seqStart: Int
+        var seqEnd: Int
+    }
+
     /// The seqs covered (every action of the run, whether it changed anything or not).
     public private(set) var first: UInt64?
     public private(set) var last: UInt64?
-    private(set) var lists: [(prefix: [UInt8], seqs: [UInt64])]
+    /// The lists, in the order of their prefixes.
+    private(set) var spans: [Span] = []
+    private(set) var prefixBytes: [UInt8] = []
+    private(set) var seqs: [UInt64] = []
 
     public init(_ postings: ChangePostings) {
         first = postings.first
         last = postings.last
-        lists = postings.lists.map { (ChangeIndexKeys.prefix($0.kind, $0.pointer), $0.seqs) }
-        lists.sort { ChangeIndexKeys.precedes($0.prefix, $1.prefix) }
+        let tree = postings.recorder.tree
+        let flat = postings.flatLists()
+        seqs = flat.seqs
+        spans.reserveCapacity(flat.nodes.count)
+        for (index, node) in flat.nodes.enumerated() {
+            let prefixStart = prefixBytes.count
+            ChangeIndexKeys.appendPrefix(node >= 0 ? .changed : .unfollowed, of: node >= 0 ? node : ~node, in: tree, to: &prefixBytes)
+            spans.append(Span(prefixStart: prefixStart, prefixEnd: prefixBytes.count, seqStart: flat.starts[index], seqEnd: flat.starts[index + 1]))
+        }
+        prefixBytes.withUnsafeBufferPointer { bytes in
+            spans.sort { ChangeIndexKeys.compare(bytes[$0.prefixStart..<$0.prefixEnd], bytes[$1.prefixStart..<$1.prefixEnd]) < 0 }
+        }
     }
 
-    private init(first: UInt64?, last: UInt64?, lists: [(prefix: [UInt8], seqs: [UInt64])]) {
+    private init(first: UInt64?, last: UInt64?) {
         self.first = first
         self.last = last
-        self.lists = lists
+    }
+
+    /// How many lists there are.
+    public var count: Int { spans.count }
+
+    /// Calls `body` with each list's prefix and seqs, in key order.
+    func forEachList<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt64>) throws(E) -> Void) throws(E) {
+        try prefixBytes.withUnsafeBufferPointer { (prefixes: UnsafeBufferPointer<UInt8>) throws(E) in
+            try seqs.withUnsafeBufferPointer { (seqs: UnsafeBufferPointer<UInt64>) throws(E) in
+                for span in spans {
+                    try body(
+                        UnsafeBufferPointer(rebasing: prefixes[span.prefixStart..<span.prefixEnd]),
+                        UnsafeBufferPointer(rebasing: seqs[span.seqStart..<span.seqEnd])
+                    )
+                }
+            }
+        }
+    }
+
+    /// Every list as arrays of its own, in key order (for tests and small runs).
+    var lists: [(prefix: [UInt8], seqs: [UInt64])] {
+        var lists: [(prefix: [UInt8], seqs: [UInt64])] = []
+        forEachList { prefix, seqs in lists.append((Array(prefix), Array(seqs))) }
+        return lists
     }
 
     /// The lists of `parts`, runs that each follow the one before (an empty run aside): a
     /// pointer's seqs are its parts' seqs one after the other.
     public static func joining(_ parts: [ChangeLists]) -> ChangeLists {
         let parts = parts.filter { $0.first != nil }
-        guard parts.count > 1 else { return parts.first ?? ChangeLists(first: nil, last: nil, lists: []) }
+        guard parts.count > 1 else { return parts.first ?? ChangeLists(first: nil, last: nil) }
         for (earlier, later) in zip(parts, parts.dropFirst()) {
             precondition(earlier.last! + 1 == later.first!, "joined change lists must follow each other")
         }
-        // One merge of every part in key order: each list is copied once, into an array of its
-        // joined size.
+        // One merge of every part in key order, into arrays of at most the parts' sizes.
+        var joined = ChangeLists(first: parts.first!.first, last: parts.last!.last)
+        joined.spans.reserveCapacity(parts.map(\.spans.count).max()!)
+        joined.prefixBytes.reserveCapacity(parts.map(\.prefixBytes.count).max()!)
+        joined.seqs.reserveCapacity(parts.reduce(0) { $0 + $1.seqs.count })
         var heads = [Int](repeating: 0, count: parts.count)
-        var joined: [(prefix: [UInt8], seqs: [UInt64])] = []
-        joined.reserveCapacity(parts.map(\.lists.count).max()!)
         var holders: [Int] = []
         while true {
-            var least: [UInt8]?
             holders.removeAll(keepingCapacity: true)
-            for part in parts.indices where heads[part] < parts[part].lists.count {
-                let prefix = parts[part].lists[heads[part]].prefix
-                let order = least.map { ChangeIndexKeys.compare(prefix, $0) } ?? -1
+            var least: (part: Int, span: Span)?
+            for part in parts.indices where heads[part] < parts[part].spans.count {
+                let span = parts[part].spans[heads[part]]
+                let order = least.map { least in
+                    parts[part].prefixBytes.withUnsafeBufferPointer { a in
+                        parts[least.part].prefixBytes.withUnsafeBufferPointer { b in
+                            ChangeIndexKeys.compare(a[span.prefixStart..<span.prefixEnd], b[least.span.prefixStart..<least.span.prefixEnd])
+                        }
+                    }
+                } ?? -1
                 if order < 0 {
-                    least = prefix
+                    least = (part, span)
                     holders.removeAll(keepingCapacity: true)
                 }
                 if order <= 0 { holders.append(part) }
             }
-            guard let prefix = least else { break }
-            if holders.count == 1 {
-                joined.append(parts[holders[0]].lists[heads[holders[0]]])
-            } else {
-                var seqs: [UInt64] = []
-                seqs.reserveCapacity(holders.reduce(0) { $0 + parts[$1].lists[heads[$1]].seqs.count })
-                for part in holders { seqs.append(contentsOf: parts[part].lists[heads[part]].seqs) }
-                joined.append((prefix, seqs))
+            guard let least else { break }
+            let prefixStart = joined.prefixBytes.count
+            let seqStart = joined.seqs.count
+            joined.prefixBytes.append(contentsOf: parts[least.part].prefixBytes[least.span.prefixStart..<least.span.prefixEnd])
+            for part in holders {
+                let span = parts[part].spans[heads[part]]
+                joined.seqs.append(contentsOf: parts[part].seqs[span.seqStart..<span.seqEnd])
+                heads[part] += 1
             }
-            for part in holders { heads[part] += 1 }
+            joined.spans.append(Span(prefixStart: prefixStart, prefixEnd: joined.prefixBytes.count, seqStart: seqStart, seqEnd: joined.seqs.count))
         }
-        return ChangeLists(first: parts.first!.first, last: parts.last!.last, lists: joined)
+        return joined
     }
 }
 
@@ -261,6 +335,15 @@ enum ChangeIndexKeys {
     /// changes of its longest ancestor that fits (``ChangePostings``).
     static let maxPointerBytes = 400
 
+    /// ``prefix(_:_:)`` of `node`'s pointer in `tree`, appended to `bytes` (no string built).
+    static func appendPrefix(_ kind: ChangeIndexKind, of node: PointerTree.Node, in tree: PointerTree, to bytes: inout [UInt8]) {
+        let length = tree.byteCount(of: node)
+        bytes.append(kind.rawValue)
+        bytes.append(UInt8(length >> 8))
+        bytes.append(UInt8(length & 0xFF))
+        tree.appendPointer(of: node, to: &bytes)
+    }
+
     static func prefix(_ kind: ChangeIndexKind, _ pointer: String) -> [UInt8] {
         let bytes = Array(pointer.utf8)
         var key: [UInt8] = [kind.rawValue, UInt8(bytes.count >> 8), UInt8(bytes.count & 0xFF)]
@@ -272,15 +355,18 @@ enum ChangeIndexKeys {
     /// The order of two keys (or prefixes) in LMDB's default order: negative when `a` comes first.
     static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                let common = min(a.count, b.count)
-                if common > 0, let x = a.baseAddress, let y = b.baseAddress {
-                    let order = memcmp(x, y, common)
-                    if order != 0 { return Int(order) }
-                }
-                return a.count - b.count
-            }
+            b.withUnsafeBufferPointer { b in compare(a[...], b[...]) }
         }
+    }
+
+    /// ``compare(_:_:)-([UInt8],[UInt8])`` of two prefixes in place.
+    static func compare(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let x = a.base.baseAddress, let y = b.base.baseAddress {
+            let order = memcmp(x + a.startIndex, y + b.startIndex, common)
+            if order != 0 { return Int(order) }
+        }
+        return a.count - b.count
     }
 
     static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool { compare(a, b) < 0 }

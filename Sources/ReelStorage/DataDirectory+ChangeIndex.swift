@@ -136,22 +136,22 @@ enum ChangeIndexWriter {
         guard let first = changeLists.first, let last = changeLists.last,
             var status = try? status(txn, db), status.indexedThrough == first - 1
         else { return false }
-        let lists = changeLists.lists
         // Into an index holding only its status (the first commit of a build), every chunk is
         // appended in key order, the status (key 0xFF, after every list) last: LMDB then fills
         // its pages, where inserts in order split them in halves.
         let fresh = try txn.count(in: db) == 1
         if fresh { try txn.delete(ChangeIndexKeys.statusKey, in: db) }
-        for list in lists {
-            var seqs = list.seqs[...]
+        try changeLists.forEachList { (prefixBytes, listSeqs) throws in
+            let prefix = Array(prefixBytes)
+            var seqs = listSeqs[...]
             // The list's newest chunk, filled up first (none in an index being started).
             let newest = fresh ? nil : try txn.withCursor(in: db) { cursor -> (key: [UInt8], value: [UInt8])? in
-                guard try cursor.seek(atOrBefore: ChangeIndexKeys.key(list.prefix, .max)),
+                guard try cursor.seek(atOrBefore: ChangeIndexKeys.key(prefix, .max)),
                     let key = cursor.currentKey, let value = cursor.currentValue
                 else { return nil }
                 return (key, value)
             }
-            if let newest, let chunkFirst = ChangeIndexKeys.chunkSeq(newest.key, prefix: list.prefix) {
+            if let newest, let chunkFirst = ChangeIndexKeys.chunkSeq(newest.key, prefix: prefix) {
                 var chunk = try newest.value.withUnsafeBytes { bytes throws(StorageError) in
                     ChangeIndexKeys.Chunk(first: chunkFirst, seqs: try ChangeIndexKeys.decode(bytes, key: newest.key, first: chunkFirst))
                 }
@@ -164,7 +164,7 @@ enum ChangeIndexWriter {
             while !seqs.isEmpty {
                 let part = Array(seqs.prefix(ChangeIndexKeys.chunkCapacity))
                 seqs.removeFirst(part.count)
-                let key = ChangeIndexKeys.key(list.prefix, part[0])
+                let key = ChangeIndexKeys.key(prefix, part[0])
                 try txn.put(ChangeIndexKeys.encode(ChangeIndexKeys.Chunk(first: part[0], seqs: part), key: key), forKey: key, in: db, append: fresh)
             }
         }

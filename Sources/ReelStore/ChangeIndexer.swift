@@ -200,79 +200,20 @@ extension Timeline {
         json = after
     }
 
-    /// The change index's lists of `first…last` (``changePostings(from:through:state:progress:stop:)``),
-    /// with the range cut into parts (two per core, each at least `minimumPart` actions) that the
-    /// cores take in turn: the first part goes on from `state`, every other one from the state at
-    /// its start (rebuilt from the checkpoint before it, a replay of at most a checkpoint
-    /// interval); each part works out its lists on its core, they are joined in order
-    /// (``ChangeLists/joining(_:)``), and `state` is left as the last part's end.
-    ///
-    /// The parts' folds are independent (a fold reads only its own state and the log), so the
-    /// lists are those of one fold through the whole range. Two parts per core rather than
-    /// one: a part that starts later or folds slower (a walk beside another reads ahead only on
-    /// idle cores) left one core idle for the end of the other's, an eighth of the build.
-    func changeListsOnAllCores(
-        from first: UInt64, through last: UInt64, state: inout State, minimumPart: UInt64, progress: ((UInt64) -> Void)? = nil,
-        stop: (@Sendable () -> Bool)? = nil
-    ) throws(StoreError) -> ChangeLists {
-        let count = last >= first ? last - first + 1 : 0
-        let parts = Int(min(UInt64(2 * Self.changeIndexBuildThreads), count / max(minimumPart, 1)))
-        guard parts > 1 else {
-            return ChangeLists(try changePostings(from: first, through: last, state: &state, progress: progress, stop: stop))
-        }
-        let starts = (0..<parts).map { first + count * UInt64($0) / UInt64(parts) }
-        let results = Mutex([Result<(lists: ChangeLists, state: State), StoreError>?](repeating: nil, count: parts))
-        let initial = state
-        let timeline = self
-        // Progress is the actions folded by every part, reported under a lock so that the
-        // caller's closure is never called from two threads at once.
-        let folded = Mutex([UInt64](repeating: 0, count: parts))
-        nonisolated(unsafe) let unsafeProgress = progress
-        DataDirectory.withWalksOccupying(min(parts, Self.changeIndexBuildThreads)) {
-            DispatchQueue.concurrentPerform(iterations: parts) { part in
-                let start = starts[part]
-                let end = part + 1 < parts ? starts[part + 1] - 1 : last
-                let partProgress = unsafeProgress.map { report in
-                    { (reached: UInt64) in
-                        folded.withLock { folded in
-                            folded[part] = reached - start + 1
-                            report(first - 1 + folded.reduce(0, +))
-                        }
-                    }
-                }
-                let result = Result { () throws(StoreError) -> (lists: ChangeLists, state: State) in
-                    var partState = part == 0 ? initial : try timeline.state(at: start - 1)
-                    let postings = try timeline.changePostings(from: start, through: end, state: &partState, progress: partProgress, stop: stop)
-                    return (ChangeLists(postings), partState)
-                }
-                results.withLock { $0[part] = result }
-            }
-        }
-        var covered: [ChangeLists] = []
-        for (part, result) in results.withLock({ $0 }).enumerated() {
-            let (lists, end) = try result!.get()
-            covered.append(lists)
-            state = end
-            // A part `stop` ended early: the lists cover what precedes it, up to where it ended.
-            guard lists.last == (part + 1 < parts ? starts[part + 1] - 1 : last) else { break }
-        }
-        return ChangeLists.joining(covered)
-    }
-
-    /// Cores that build the change index at once (each part with the log's read-ahead beside it
-    /// while a core is idle).
-    static var changeIndexBuildThreads: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
-
     /// The change index's postings of `first…last`, folding them into `state` (the state at
     /// `first - 1`).
     ///
     /// - Parameters:
-    ///   - progress: called with the seq reached every 4,096 actions.
-    ///   - stop: asked as often: `true` ends the fold early (the postings then cover less).
+    ///   - checkEvery: how often `stop` is asked: after each seq that is a multiple of it (a
+    ///     power of two).
+    ///   - stop: asked with the seq just folded: `true` ends the fold there (the postings then
+    ///     cover less).
     @_specialize(where State == JSONValue)
     func changePostings(
-        from first: UInt64, through last: UInt64, state: inout State, progress: ((UInt64) -> Void)? = nil, stop: (() -> Bool)? = nil
+        from first: UInt64, through last: UInt64, state: inout State, checkEvery: UInt64 = 4_096, stop: ((UInt64) -> Bool)? = nil
     ) throws(StoreError) -> ChangePostings {
+        precondition(checkEvery > 0 && checkEvery & (checkEvery - 1) == 0, "checkEvery must be a power of two")
+        let mask = checkEvery - 1
         var postings = ChangePostings()
         var json: JSONValue?
         var failure: StoreError?
@@ -283,10 +224,7 @@ extension Timeline {
                     postings.startAction()
                     try foldRecordingChanges(envelope, into: &state, recorder: &postings.recorder, json: &json, with: fold)
                     postings.endAction(seq: envelope.seq)
-                    if envelope.seq & 0xFFF == 0 {
-                        progress?(envelope.seq)
-                        if let stop, stop() { return false }
-                    }
+                    if envelope.seq & mask == 0, let stop, stop(envelope.seq) { return false }
                     return true
                 } catch {
                     failure = error

@@ -1,0 +1,77 @@
+import ReelCore
+import ReelJSON
+@testable import ReelStorage
+@testable import ReelStore
+import ReelTestSupport
+import Synchronization
+import Testing
+
+/// The parts a build of the change index folds on its cores: split while they run, they cover
+/// the range once, in order, each ending exactly where it was told, and the lists they make are
+/// those of one fold through the whole range.
+@Suite struct ChangeIndexPartsTests {
+    @Test func anIdleCoreTakesTheBackHalfOfThePartWithTheMostLeft() throws {
+        let parts = ChangeIndexParts(first: 1, last: 100, count: 2, checkEvery: 4, minimumSplit: 10)
+        let first = try #require(parts.take())
+        let second = try #require(parts.take())
+        #expect((first.start, first.end, second.start, second.end) == (1, 50, 51, 100))
+        // The first part folds to its end; the second has reported seq 52 meanwhile.
+        for seq in stride(from: 4 as UInt64, through: 48, by: 4) { #expect(!parts.reached(seq, part: first.index, progress: nil)) }
+        #expect(!parts.reached(52, part: second.index, progress: nil))
+        // 48 left: the back half is split off at the first report at or past the middle (76).
+        let third = try #require(parts.take())
+        #expect((third.start, third.end) == (77, 100))
+        #expect(!parts.reached(72, part: second.index, progress: nil))
+        #expect(parts.reached(76, part: second.index, progress: nil), "the second part ends where the third starts")
+        #expect(parts.partsInOrder.map { [$0.start, $0.end] } == [[1, 50], [51, 76], [77, 100]])
+    }
+
+    @Test func aPartWithLittleLeftIsNotSplit() throws {
+        let parts = ChangeIndexParts(first: 11, last: 40, count: 1, checkEvery: 2, minimumSplit: 12)
+        let only = try #require(parts.take())
+        #expect((only.start, only.end) == (11, 40))
+        #expect(!parts.reached(30, part: only.index, progress: nil))
+        #expect(parts.take() == nil, "10 left, fewer than 12")
+        #expect(parts.partsInOrder.map { [$0.start, $0.end] } == [[11, 40]])
+    }
+
+    @Test func progressCountsEveryPartsActionsAndStopEndsThemAll() throws {
+        let parts = ChangeIndexParts(first: 1, last: 64, count: 2, checkEvery: 8, minimumSplit: 4)
+        let first = try #require(parts.take())
+        let second = try #require(parts.take())
+        var reports: [UInt64] = []
+        _ = parts.reached(8, part: first.index) { reports.append($0) }
+        _ = parts.reached(40, part: second.index) { reports.append($0) }
+        #expect(reports == [8, 16], "8 actions of the first part, then 8 of each")
+        parts.stop()
+        #expect(parts.take() == nil)
+        #expect(parts.reached(16, part: first.index, progress: nil), "a stopped part ends at its next report")
+    }
+
+    /// Whatever the parts and however they are split while the cores fold them, the lists are
+    /// those of one fold through the log, and the state left is the state at its end.
+    @Test(arguments: [2, 3, 5, 9] as [UInt64])
+    func listsOfPartsSplitWhileRunningAreThoseOfOneFold(minimumPart: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(checkpointEvery: 16, storage: .init(durable: false))
+        options.changeIndex = false
+        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
+        let states = try await ChangeIndexTests.fill(store, count: 160, seed: minimumPart)
+        await store.close()
+        let timeline = Timeline(directory: store.directory, definition: .stock)
+        var whole = JSONValue.object([:])
+        let expected = ChangeLists(try timeline.changePostings(from: 1, through: 160, state: &whole))
+        for _ in 0..<5 {
+            var state = JSONValue.object([:])
+            let reports = Mutex<[UInt64]>([])
+            let lists = try timeline.changeListsOnAllCores(
+                from: 1, through: 160, state: &state, minimumPart: minimumPart, progress: { seq in reports.withLock { $0.append(seq) } }
+            )
+            #expect(lists.first == 1 && lists.last == 160)
+            #expect(lists.lists.map(\.prefix) == expected.lists.map(\.prefix))
+            #expect(lists.lists.map(\.seqs) == expected.lists.map(\.seqs))
+            #expect(state == states[160])
+            #expect(reports.withLock { $0.allSatisfy { (1...160).contains($0) } })
+        }
+    }
+}
