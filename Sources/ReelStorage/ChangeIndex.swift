@@ -158,16 +158,6 @@ public struct ChangePostings: Sendable {
         return (nodes, starts, seqs)
     }
 
-    /// Every non-empty list, with its pointer's string (``flatLists()`` one by one).
-    var lists: [(kind: ChangeIndexKind, pointer: String, seqs: [UInt64])] {
-        let tree = recorder.tree
-        let flat = flatLists()
-        return flat.nodes.indices.map { index in
-            let node = flat.nodes[index]
-            return (node >= 0 ? .changed : .unfollowed, tree.pointer(of: node >= 0 ? node : ~node), Array(flat.seqs[flat.starts[index]..<flat.starts[index + 1]]))
-        }
-    }
-
     /// Every entry with its action's seq, in order; read through unsafe buffers (a slice of the
     /// entries per action retained and released the array: two fifths of listing a million
     /// actions).
@@ -237,9 +227,6 @@ public struct ChangeLists: Sendable {
         self.first = first
         self.last = last
     }
-
-    /// How many lists there are.
-    public var count: Int { spans.count }
 
     /// Calls `body` with each list's prefix and seqs, in key order.
     func forEachList<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt64>) throws(E) -> Void) throws(E) {

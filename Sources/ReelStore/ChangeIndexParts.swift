@@ -48,7 +48,7 @@ final class ChangeIndexParts: Sendable {
 
     /// `first…last` in `count` equal parts.
     init(first: UInt64, last: UInt64, count: Int, checkEvery: UInt64, minimumSplit: UInt64) {
-        precondition(first <= last && count > 0 && checkEvery > 0 && checkEvery & (checkEvery - 1) == 0)
+        precondition(0 < first && first <= last && count > 0 && checkEvery > 0 && checkEvery & (checkEvery - 1) == 0)
         let length = last - first + 1
         let starts = (0..<count).map { first + length * UInt64($0) / UInt64(count) }
         board = Mutex(Board(parts: starts.indices.map { index in

@@ -296,7 +296,9 @@ def branch_checks(driver, bin_dir, socket, url):
     Select(driver.find_element(By.ID, "branch-select")).select_by_value("kinder")
     wait(driver, "the branch's latest seq", lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(branch["seq"]))
     wait(driver, "the branch's state", lambda d: json_attribute(d, "#state-tree", "data-json") == branch["value"])
-    row = wait(driver, "the branch's own action in the log", lambda d: d.find_elements(By.CSS_SELECTOR, '#log .log-row[data-seq="3"]'))
+    # A row shows its seq while its action loads (class `loading`): its text is read once loaded.
+    row = wait(driver, "the branch's own action in the log",
+               lambda d: d.find_elements(By.CSS_SELECTOR, '#log .log-row[data-seq="3"]:not(.loading)'))
     if row:
         check("100" in row[0].text, "the log's seq 3 is the branch's action: %r" % row[0].text)
     driver.find_element(By.ID, "branch-compare").click()
