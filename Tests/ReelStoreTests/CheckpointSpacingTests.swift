@@ -130,6 +130,10 @@ import Testing
         let dir = try TemporaryDirectory()
         let store = try Store(path: dir.path, definition: .stock, options: Self.options)
         for i in 1...80 {
+            // Each dispatch after the checkpoint before it is encoded: the writer asks for none
+            // while one is encoding (it takes the next when it is done), and on a loaded machine
+            // an encode can outlast the next sixteen dispatches.
+            try await waitUntil("the last checkpoint encoded") { !store.writer.checkpointEncoder.isEncoding }
             try await store.dispatch(Self.heavy(i))
         }
         await store.close()
