@@ -644,9 +644,14 @@ def selftest(env, seed, tally=None):
     # (3)
     d, jpath, wl = record_journal(env, seed + 7, 300, fault="fdatasync:LIE", no_dsync=True)
     j = J.Journal(jpath)
-    cuts = J.choose_cuts(j, 25, random.Random(seed))
-    b = J.ImageBuilder(j)
     acks = j.acks()
+    # Cuts after the first acknowledgement only: one before it has nothing to lose, and the
+    # daemon's start (its journal written with zeros) can hold most of the records, so that
+    # cuts drawn over the whole journal were mostly refusals to start.
+    first_ack = min((idx for idx, _, _ in acks), default=0)
+    candidates = [c for c in J.choose_cuts(j, 200, random.Random(seed)) if c > first_ack]
+    cuts = sorted(random.Random(seed + 1).sample(candidates, min(25, len(candidates))))
+    b = J.ImageBuilder(j)
     caught = failed = 0
     outcomes = []
     for c in cuts:
