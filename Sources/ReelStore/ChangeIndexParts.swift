@@ -179,9 +179,8 @@ extension Timeline {
                 }
             }
         }
-        let results = folded.withLock { folded in
-            Dictionary(folded.map { ($0.index, $0.result) }, uniquingKeysWith: { first, _ in first })
-        }
+        // Each part is taken once, so its index is in `folded` once.
+        let results = folded.withLock { Dictionary(uniqueKeysWithValues: $0.map { ($0.index, $0.result) }) }
         for case .failure(let error) in results.values { throw error }
         var covered: [ChangeLists] = []
         for part in parts.partsInOrder {
