@@ -38,7 +38,7 @@ int reel_listen_unix(const char *path, int backlog) {
     return fd;
 }
 
-int reel_send_descriptor(const char *path, int fd) {
+int reel_send_descriptor(const char *path, int fd, uint64_t note) {
     struct sockaddr_un address;
     if (reel_address(path, &address) != 0) return -1;
     int connection = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -49,8 +49,9 @@ int reel_send_descriptor(const char *path, int fd) {
         errno = saved;
         return -1;
     }
-    char byte = 'R';
-    struct iovec data = {.iov_base = &byte, .iov_len = 1};
+    unsigned char bytes[9] = {'R'};
+    for (int i = 0; i < 8; i++) bytes[1 + i] = (unsigned char)(note >> (8 * i));
+    struct iovec data = {.iov_base = bytes, .iov_len = sizeof(bytes)};
     union {
         char buffer[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
@@ -68,14 +69,16 @@ int reel_send_descriptor(const char *path, int fd) {
     } while (sent < 0 && errno == EINTR);
     int saved = errno;
     close(connection);
-    if (sent != 1) {
+    if (sent != (ssize_t)sizeof(bytes)) {
         errno = sent < 0 ? saved : EIO;
         return -1;
     }
     return 0;
 }
 
-int reel_receive_descriptor(int listener, int timeout_ms) {
+int reel_receive_descriptor(int listener, int timeout_ms, uint64_t *note, int *has_note) {
+    *note = 0;
+    *has_note = 0;
     struct pollfd waiting = {.fd = listener, .events = POLLIN};
     int ready;
     do {
@@ -88,8 +91,8 @@ int reel_receive_descriptor(int listener, int timeout_ms) {
     }
     int connection = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
     if (connection < 0) return -1;
-    char byte;
-    struct iovec data = {.iov_base = &byte, .iov_len = 1};
+    unsigned char bytes[9];
+    struct iovec data = {.iov_base = bytes, .iov_len = sizeof(bytes)};
     union {
         char buffer[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
@@ -100,18 +103,27 @@ int reel_receive_descriptor(int listener, int timeout_ms) {
         received = recvmsg(connection, &message, MSG_CMSG_CLOEXEC);
     } while (received < 0 && errno == EINTR);
     int saved = errno;
-    close(connection);
-    if (received < 0) {
-        errno = saved;
-        return -1;
-    }
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-    if (received != 1 || header == NULL || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS
+    struct cmsghdr *header = received < 0 ? NULL : CMSG_FIRSTHDR(&message);
+    if (received < 1 || bytes[0] != 'R' || header == NULL || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS
         || header->cmsg_len != CMSG_LEN(sizeof(int))) {
-        errno = EBADMSG;
+        close(connection);
+        errno = received < 0 ? saved : EBADMSG;
         return -1;
     }
     int fd;
     memcpy(&fd, CMSG_DATA(header), sizeof(int));
+    // A stream may part the note from its first byte: read on until the sender closes.
+    size_t total = (size_t)received;
+    while (total < sizeof(bytes)) {
+        ssize_t more = read(connection, bytes + total, sizeof(bytes) - total);
+        if (more < 0 && errno == EINTR) continue;
+        if (more <= 0) break;
+        total += (size_t)more;
+    }
+    close(connection);
+    if (total == sizeof(bytes)) {
+        for (int i = 0; i < 8; i++) *note |= (uint64_t)bytes[1 + i] << (8 * i);
+        *has_note = 1;
+    }
     return fd;
 }

@@ -141,12 +141,17 @@ enum TakeOver {
             // the socket here to serve: look for it a moment before giving up.
             refusal = error
         }
-        let listener = reel_receive_descriptor(waiting, refusal == nil ? socketWait : lostAnswerWait)
+        var note: UInt64 = 0
+        var hasNote: CInt = 0
+        let listener = reel_receive_descriptor(waiting, refusal == nil ? socketWait : lostAnswerWait, &note, &hasNote)
         guard listener >= 0 else {
             if let refusal { throw StartupError(.io, "the daemon at \(configuration.socketPath) did not hand over: \(refusal)") }
             throw StartupError(.io, "the running daemon's socket did not come: \(String(cString: strerror(errno)))")
         }
         if let refusal { logger.warning("the hand-over's answer was lost (\(refusal)), but the socket came: going on") }
+        // The socket's note is the watchdog's timeout (0: none); a daemon of an older version
+        // sends none, and its answer says it.
+        if hasNote != 0 { watchdog = note == 0 ? nil : note }
         return (listener, watchdog)
     }
 

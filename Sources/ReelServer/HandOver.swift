@@ -72,7 +72,9 @@ public final class HandOver: Sendable {
             guard let listener = standing.listener else {
                 throw RPCError(code: RPCError.Code.shuttingDown, message: "this daemon does not listen yet")
             }
-            guard reel_send_descriptor(receiver, listener) == 0 else {
+            // The watchdog's timeout travels with the socket too: an answer lost on the way (this
+            // daemon stops as soon as it has sent the socket) must not leave the unit unfed.
+            guard reel_send_descriptor(receiver, listener, watchdogMicroseconds ?? 0) == 0 else {
                 let reason = String(cString: strerror(errno))
                 throw .invalidParams("cannot send the listening socket to \(receiver): \(reason)")
             }

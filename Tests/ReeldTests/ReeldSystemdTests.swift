@@ -139,11 +139,46 @@ extension ReeldSystemdTests {
         #expect(pid != old.processIdentifier && kill(pid, 0) == 0)
         #expect(announced?.contains("READY=1") == true)
         let pings = systemd.count("WATCHDOG=1")
-        try await waitUntil("the new daemon's watchdog pings") { systemd.count("WATCHDOG=1") >= pings + 3 }
+        let log = { (try? String(contentsOfFile: dir.sub("reload.err"), encoding: .utf8)) ?? "" }
+        try await waitUntil("the new daemon's watchdog pings (its log: \(log()))") { systemd.count("WATCHDOG=1") >= pings + 3 }
         try await TestConnection.open(socketPath: dir.sub("reel.sock")) { connection throws in
             #expect(try await connection.request(2, "get", ["path": "/n"])["result"]?["value"] == 1)
         }
         kill(pid, SIGTERM)
         try await waitUntil("the new daemon to stop") { kill(pid, 0) != 0 }
+    }
+}
+
+extension ReeldSystemdTests {
+    /// The old daemon killed once it has sent its socket, before its answer to `handOver` is
+    /// written: the newcomer serves on, and feeds the watchdog the old one fed (its timeout came
+    /// with the socket, not only in the answer that was lost).
+    @Test func aNewcomerWhoseHandOverAnswerWasLostStillFeedsTheWatchdog() async throws {
+        let dir = try TemporaryDirectory()
+        let systemd = try NotifyListener(path: dir.sub("notify"))
+        let old = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
+            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "200000", "REEL_CRASH_POINT": "handover.sent"]
+        )
+        try await old.start()
+        try await waitUntil("READY=1") { systemd.count("READY=1") == 1 }
+        try await TestConnection.open(socketPath: old.socketPath) { connection throws in
+            _ = try await connection.request(1, "dispatch", Params.set("/n", 1))
+        }
+        let new = try SpawnedProcess(
+            try PackageExecutable.url("reeld").path,
+            ["--data-dir", dir.sub("data"), "--socket", dir.sub("reel.sock"), "--log-level", "warning", "--take-over"],
+            environment: ["NOTIFY_SOCKET": systemd.path], stderrPath: dir.sub("new.err")
+        )
+        func newcomersLog() -> String { (try? String(contentsOfFile: dir.sub("new.err"), encoding: .utf8)) ?? "" }
+        #expect(try await old.stop(signal: 0, within: .seconds(30)) == 9, "the old daemon is killed at its crash point")
+        // Connections wait in the socket's backlog until the newcomer serves.
+        try await TestConnection.open(socketPath: dir.sub("reel.sock")) { connection throws in
+            #expect(try await connection.request(2, "get", ["path": "/n"])["result"]?["value"] == 1)
+        }
+        #expect(newcomersLog().contains("the hand-over's answer was lost"), "the answer was not lost: \(newcomersLog())")
+        let pings = systemd.count("WATCHDOG=1")
+        try await waitUntil("the newcomer's watchdog pings (its log: \(newcomersLog()))") { systemd.count("WATCHDOG=1") >= pings + 3 }
+        #expect(try await new.stop() == 0)
     }
 }

@@ -1,6 +1,7 @@
 #ifndef CREEL_SOCKET_H
 #define CREEL_SOCKET_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /// The layout of Linux's `struct ucred`, filled by getsockopt(SO_PEERCRED): the pid, uid and gid of
@@ -16,13 +17,17 @@ typedef struct {
 /// connections waiting to be accepted. Returns the descriptor, or -1 with errno set.
 int reel_listen_unix(const char *path, int backlog);
 
-/// Connects to the Unix domain socket at `path` and sends `fd` over it (SCM_RIGHTS), with one
-/// byte of data. Returns 0, or -1 with errno set. The caller still owns `fd`.
-int reel_send_descriptor(const char *path, int fd);
+/// Connects to the Unix domain socket at `path` and sends `fd` over it (SCM_RIGHTS), with the data
+/// `R` and `note` (8 bytes, little-endian) beside it, so that what the receiver needs with the
+/// descriptor cannot be lost apart from it. Returns 0, or -1 with errno set. The caller still
+/// owns `fd`.
+int reel_send_descriptor(const char *path, int fd, uint64_t note);
 
 /// Accepts one connection on `listener` within `timeout_ms` milliseconds and receives the
-/// descriptor sent over it (``reel_send_descriptor``). Returns the descriptor (SOCK_CLOEXEC set),
-/// or -1 with errno set (ETIMEDOUT when nothing came in time, EBADMSG when no descriptor came).
-int reel_receive_descriptor(int listener, int timeout_ms);
+/// descriptor sent over it (``reel_send_descriptor``), and its note into `note` with `has_note`
+/// set to 1 (0 when the sender sent the byte `R` alone, as senders before the note did). Returns
+/// the descriptor (SOCK_CLOEXEC set), or -1 with errno set (ETIMEDOUT when nothing came in time,
+/// EBADMSG when no descriptor came).
+int reel_receive_descriptor(int listener, int timeout_ms, uint64_t *note, int *has_note);
 
 #endif
