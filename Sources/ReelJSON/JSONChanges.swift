@@ -47,8 +47,8 @@ public struct JSONChangeRecorder: Sendable {
     /// and again, and a path met before is then found with one lookup instead of one per token
     /// (its ancestors are marked through ``PointerTree/parent(of:)``). Cold lookups deep in a
     /// large tree were a fifth of building the index. A small tree (a commit's) stays in the
-    /// cache and needs none.
-    private var nodesByPath: [[String]: PointerTree.Node] = [:]
+    /// cache and needs none. Keyed by the path's hash; the path itself is read back from the tree.
+    private var nodesByPath = NodeTable()
     private static let pathCacheFromNodes = 4_096
 
     /// The default budget of one action: what an ordinary action lists is far below it, and an
@@ -98,26 +98,28 @@ public struct JSONChangeRecorder: Sendable {
     /// Records that the value at `tokens` goes from `old` to `new` (`nil`: absent). Nothing is
     /// recorded when they are equal.
     public mutating func record(at tokens: [String], from old: JSONValue?, to new: JSONValue?) {
-        guard old != new else { return }
-        let node = markChanged(tokens)
-        follow(node, from: old, to: new)
+        var differing: [Child] = []
+        guard Self.compare(old, new, differing: &differing) else { return }
+        follow(markChanged(tokens), differing)
     }
 
     /// ``record(at:from:to:)`` for the pointer of `node` (from ``intern(_:below:)``), for a caller
     /// that walks down a document token by token and knows each level's node.
     public mutating func record(atNode node: PointerTree.Node, from old: JSONValue?, to new: JSONValue?) {
-        guard old != new else { return }
+        var differing: [Child] = []
+        guard Self.compare(old, new, differing: &differing) else { return }
         markWithAncestors(node)
-        follow(node, from: old, to: new)
+        follow(node, differing)
     }
 
     /// ``record(atNode:from:to:)`` for `token` below `parent`, interned only when the value there
     /// changed.
     public mutating func record(_ token: String, below parent: PointerTree.Node, from old: JSONValue?, to new: JSONValue?) {
-        guard old != new else { return }
+        var differing: [Child] = []
+        guard Self.compare(old, new, differing: &differing) else { return }
         let node = child(of: parent, token)
         markWithAncestors(node)
-        follow(node, from: old, to: new)
+        follow(node, differing)
     }
 
     /// Records that the array at `tokens`, whose elements were `old`, now has `newCount` elements,
@@ -136,9 +138,9 @@ public struct JSONChangeRecorder: Sendable {
         for index in start..<end {
             let before: JSONValue? = index < old.count ? .some(old[index]) : .none
             let after: JSONValue? = index < newCount ? element(index) : .none
-            guard before != after else { continue }
-            let child = mark(child(of: node, String(index)))
-            follow(child, from: before, to: after)
+            var differing: [Child] = []
+            guard Self.compare(before, after, differing: &differing) else { continue }
+            follow(mark(child(of: node, String(index))), differing)
         }
     }
 
@@ -149,13 +151,15 @@ public struct JSONChangeRecorder: Sendable {
 
     /// Marks `tokens` and every ancestor as changed; returns its node.
     private mutating func markChanged(_ tokens: [String]) -> PointerTree.Node {
-        if tokens.count >= 2, !nodesByPath.isEmpty, let node = nodesByPath[tokens] {
+        let cached = tokens.count >= 2 && tree.count >= Self.pathCacheFromNodes
+        let hash = cached ? PointerTree.hash(of: tokens) : 0
+        if cached, nodesByPath.count > 0, let node = tree.node(of: tokens, hash: hash, in: nodesByPath) {
             markWithAncestors(node)
             return node
         }
         var node = mark(PointerTree.root)
         for token in tokens { node = mark(child(of: node, token)) }
-        if tokens.count >= 2, tree.count >= Self.pathCacheFromNodes { nodesByPath[tokens] = node }
+        if cached { nodesByPath.insert(node, hash: hash) }
         return node
     }
 
@@ -195,15 +199,30 @@ public struct JSONChangeRecorder: Sendable {
         if !unfollowedNodes.contains(node) { unfollowedNodes.append(node) }
     }
 
-    /// Lists what differs under `node` (already marked changed) between `old` and `new`.
-    private mutating func follow(_ node: PointerTree.Node, from old: JSONValue?, to new: JSONValue?) {
+    /// A child (member or element) whose value differs between the two documents.
+    private typealias Child = (token: String, old: JSONValue?, new: JSONValue?)
+
+    /// Whether `old` and `new` differ (absence counting as a value), and into `differing` the
+    /// children that differ, when either has any. Two objects are compared in one pass over the
+    /// old members with a lookup each (and over the new ones only when some are new): equality
+    /// and the list of what differs come from the same lookups.
+    private static func compare(_ old: JSONValue?, _ new: JSONValue?, differing: inout [Child]) -> Bool {
         // A scalar replacing a scalar (most edits) has nothing below it.
-        guard old?.hasChildren == true || new?.hasChildren == true else { return }
-        var differing: [(token: String, old: JSONValue?, new: JSONValue?)] = []
+        guard old?.hasChildren == true || new?.hasChildren == true else { return old != new }
         switch (old, new) {
         case let (.object(a)?, .object(b)?):
-            for (key, value) in a where b[key] != value { differing.append((key, value, b[key])) }
-            for (key, value) in b where a[key] == nil { differing.append((key, .none, value)) }
+            var shared = 0
+            for (key, value) in a {
+                if let other = b[key] {
+                    shared += 1
+                    if other != value { differing.append((key, value, other)) }
+                } else {
+                    differing.append((key, value, .none))
+                }
+            }
+            if shared < b.count {
+                for (key, value) in b where a[key] == nil { differing.append((key, .none, value)) }
+            }
         case let (.array(a)?, .array(b)?):
             for index in 0..<max(a.count, b.count) {
                 let before: JSONValue? = index < a.count ? .some(a[index]) : .none
@@ -214,12 +233,20 @@ public struct JSONChangeRecorder: Sendable {
             // Different kinds, or one side absent or a scalar: every child of either side is a
             // child of one side only, except for a token both resolve (an object member "0" and
             // an array's first element).
-            for (token, value) in Self.children(of: old) { differing.append((token, value, Self.child(of: new, token))) }
-            for (token, value) in Self.children(of: new) where Self.child(of: old, token) == nil {
+            guard old != new else { return false }
+            for (token, value) in children(of: old) { differing.append((token, value, child(of: new, token))) }
+            for (token, value) in children(of: new) where child(of: old, token) == nil {
                 differing.append((token, .none, value))
             }
             differing.removeAll { $0.old == $0.new }
+            return true
         }
+        return !differing.isEmpty
+    }
+
+    /// Lists what differs under `node` (already marked changed): `differing`, its children that
+    /// differ, and theirs, within the budget.
+    private mutating func follow(_ node: PointerTree.Node, _ differing: [Child]) {
         guard !differing.isEmpty else { return }
         guard differing.count <= budget else {
             markUnfollowed(node)
@@ -227,8 +254,9 @@ public struct JSONChangeRecorder: Sendable {
         }
         budget -= differing.count
         for entry in differing {
-            let child = mark(child(of: node, entry.token))
-            follow(child, from: entry.old, to: entry.new)
+            var below: [Child] = []
+            _ = Self.compare(entry.old, entry.new, differing: &below)
+            follow(mark(child(of: node, entry.token)), below)
         }
     }
 

@@ -10,11 +10,6 @@ public struct PointerTree: Sendable {
     public typealias Node = Int32
     public static let root: Node = 0
 
-    private struct Edge: Hashable {
-        var parent: Node
-        var token: String
-    }
-
     /// A node's parent and the length of its pointer, side by side: whoever reads one of a node
     /// (marking its ancestors, checking that its pointer fits a key) reads the other soon after,
     /// from the same cache line.
@@ -23,7 +18,8 @@ public struct PointerTree: Sendable {
         var byteCount: Int32
     }
 
-    private var edges: [Edge: Node] = [:]
+    /// Each node but the root, found by its parent and last token (``TokenHash``).
+    private var edges = NodeTable()
     private var links: [Links] = [Links(parent: -1, byteCount: 0)]
     private var tokens: [String] = [""]
 
@@ -37,10 +33,10 @@ public struct PointerTree: Sendable {
 
     /// `parent` followed by `token`, added to the tree when new.
     public mutating func child(of parent: Node, _ token: String) -> Node {
-        let edge = Edge(parent: parent, token: token)
-        if let node = edges[edge] { return node }
+        let hash = Self.hash(token, below: parent)
+        if let node = find(token, below: parent, hash: hash) { return node }
         let node = Node(links.count)
-        edges[edge] = node
+        edges.insert(node, hash: hash)
         // Saturating: a pointer longer than 2 GiB is as unlistable as one of 512 bytes.
         let (byteCount, overflow) = links[Int(parent)].byteCount.addingReportingOverflow(Int32(clamping: 1 + Self.escapedByteCount(token)))
         links.append(Links(parent: parent, byteCount: overflow ? .max : byteCount))
@@ -53,10 +49,40 @@ public struct PointerTree: Sendable {
     public func existing(_ tokens: some Sequence<String>, from: Node = root) -> Node? {
         var node = from
         for token in tokens {
-            guard let next = edges[Edge(parent: node, token: token)] else { return nil }
+            guard let next = find(token, below: node, hash: Self.hash(token, below: node)) else { return nil }
             node = next
         }
         return node
+    }
+
+    /// The node of the path `tokens` from the root when `hash` is ``hash(of:)`` of them, found in
+    /// `table` (which the caller keeps for paths it met, by that hash), compared token by token
+    /// up the tree.
+    func node(of tokens: [String], hash: UInt64, in table: NodeTable) -> Node? {
+        table.find(hash: hash) { node in
+            var current = node
+            for token in tokens.reversed() {
+                guard current != Self.root, self.tokens[Int(current)] == token else { return false }
+                current = links[Int(current)].parent
+            }
+            return current == Self.root
+        }
+    }
+
+    /// The hash of a path of tokens from the root, for ``node(of:hash:in:)``.
+    static func hash(of tokens: [String]) -> UInt64 {
+        var hash = TokenHash.processSeed
+        for token in tokens { hash = TokenHash.hash(token, seed: hash) }
+        return hash
+    }
+
+    private func find(_ token: String, below parent: Node, hash: UInt64) -> Node? {
+        edges.find(hash: hash) { node in links[Int(node)].parent == parent && tokens[Int(node)] == token }
+    }
+
+    @inline(__always)
+    private static func hash(_ token: String, below parent: Node) -> UInt64 {
+        TokenHash.hash(token, seed: TokenHash.processSeed ^ (UInt64(UInt32(bitPattern: parent)) &* 0x9E37_79B9_7F4A_7C15))
     }
 
     /// The parent of `node`; `nil` for the root.
