@@ -85,7 +85,7 @@ extension ClientStateMachine {
     }
 
     /// The local subscription an update's params name: by its subscription, or by its shared feed.
-    private func routed(_ members: [String: JSONValue]) -> Int? {
+    private func routed(_ members: JSONObject) -> Int? {
         if case .string(let serverID)? = members["subscription"] { return routes[serverID] }
         if case .string(let feed)? = members["feed"] { return feedRoutes[feed] }
         return nil

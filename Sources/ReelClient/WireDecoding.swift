@@ -54,7 +54,7 @@ enum WireDecoding {
     }
 
     /// An `update` notification's params for a subscription of `mode`.
-    static func update(_ params: [String: JSONValue], mode: SubscriptionMode) throws(ReelClientError) -> SubscriptionUpdate {
+    static func update(_ params: JSONObject, mode: SubscriptionMode) throws(ReelClientError) -> SubscriptionUpdate {
         guard let number = params["seq"]?.intValue, let seq = UInt64(exactly: number) else {
             throw .violation("an update without a seq (a non-negative integer)")
         }

@@ -79,8 +79,8 @@ public enum JSONSchema {
     }
 
     /// An object with these members, of which `required` must be there.
-    public static func object(_ properties: [String: JSONValue], required: [String] = [], description: String? = nil) -> JSONValue {
-        var schema: [String: JSONValue] = ["type": "object", "properties": .object(properties)]
+    public static func object(_ properties: JSONObject, required: [String] = [], description: String? = nil) -> JSONValue {
+        var schema: JSONObject = ["type": "object", "properties": .object(properties)]
         if !required.isEmpty { schema["required"] = .array(required.map(JSONValue.string)) }
         return described(.object(schema), description)
     }

@@ -42,10 +42,10 @@ extension JSONValue: StoreState {
     public func unsharingTopLevelStorage() -> JSONValue {
         switch self {
         case .object(let members):
-            // Reserving what it has already copies storage shared with another value, bucket for
-            // bucket (no key is hashed again).
+            // Reserving what it has already copies storage shared with another value, entry for
+            // entry (no key is hashed again).
             var copy = members
-            copy.reserveCapacity(members.capacity)
+            copy.unshareStorage()
             return .object(copy)
         case .array(let elements):
             var copy = elements

@@ -203,6 +203,11 @@ public struct BinaryReader {
     /// Reads a string written by `BinaryWriter.writeString(_:)`.
     /// - Throws: `.corruptBinary` when it is truncated or not valid UTF-8.
     public mutating func readString() throws(JSONError) -> String {
+        try readStringNotingASCII().string
+    }
+
+    /// ``readString()``, and whether every byte of the string is ASCII.
+    mutating func readStringNotingASCII() throws(JSONError) -> (string: String, isASCII: Bool) {
         let length = try readVarint()
         guard length <= UInt64(count - position), let base else { throw truncated("a string") }
         // Validated here rather than with String(validating:as:), whose generic path looks up type
@@ -215,17 +220,19 @@ public struct BinaryReader {
         {
             index += 8
         }
+        var isASCII = true
         while index < utf8.count {
             if utf8[index] < 0x80 {
                 index += 1
             } else if let sequence = utf8SequenceLength(utf8.baseAddress!, at: index, count: utf8.count) {
                 index += sequence
+                isASCII = false
             } else {
                 throw corrupt("string is not valid UTF-8", at: position + index)
             }
         }
         position += Int(length)
-        return makeString(utf8: utf8)
+        return (makeString(utf8: utf8), isASCII)
     }
 
     /// Reads `byteCount` raw bytes into a new array.
@@ -275,13 +282,25 @@ public struct BinaryReader {
             let memberCount = try readVarint()
             // Each member takes at least two bytes (key length, value tag).
             guard memberCount <= UInt64(count - position) / 2 else { throw truncated("an object") }
-            var members = JSONValue.emptyMembers(capacity: Int(memberCount))
-            for _ in 0..<memberCount {
+            var members = JSONObject(minimumCapacity: Int(memberCount))
+            // Written in canonical order (ascending UTF-8 bytes), each key is greater than every
+            // key before it, so new without a lookup — while every key is ASCII: ASCII keys are
+            // equal only when their bytes are, where another key may be canonically equivalent
+            // to one of other bytes (U+212A KELVIN SIGN and "K"), which `String` counts as equal.
+            // Once a key breaks that order or is not ASCII, each later one is looked up.
+            var greatest: String?
+            for index in 0..<memberCount {
                 let keyStart = position
-                let key = try readString()
+                let (key, isASCII) = try readStringNotingASCII()
                 let value = try readValue(depth: depth + 1, maxDepth: maxDepth)
-                if members.updateValue(value, forKey: key) != nil {
-                    throw corrupt("object repeats the key \"\(key)\"", at: keyStart)
+                if isASCII, let last = greatest, last.utf8.lexicographicallyPrecedes(key.utf8) {
+                    members.appendNew(key, value)
+                    greatest = key
+                } else {
+                    if members.updateValue(value, forKey: key) != nil {
+                        throw corrupt("object repeats the key \"\(key)\"", at: keyStart)
+                    }
+                    greatest = index == 0 && isASCII ? key : nil
                 }
             }
             return .object(members)

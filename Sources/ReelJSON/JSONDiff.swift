@@ -71,7 +71,7 @@ private struct DiffBuilder {
         }
     }
 
-    private mutating func diffObjects(_ before: [String: JSONValue], _ after: [String: JSONValue]) {
+    private mutating func diffObjects(_ before: JSONObject, _ after: JSONObject) {
         // Only the keys that changed are sorted: an edit to one member of a large object costs
         // one pass of lookups, not a sort of every key. UTF-8 byte order is the order of the
         // canonical serialization, so the patch lists members as the documents print them.

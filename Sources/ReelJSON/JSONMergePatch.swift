@@ -24,7 +24,7 @@ public enum JSONMergePatch {
             if change.isNull {
                 members.removeValue(forKey: key)
             } else if let index = members.index(forKey: key) {
-                apply(change, to: &members.values[index])
+                apply(change, to: &members[valueAt: index])
             } else {
                 // Merging into nothing: this is how nulls nested inside a new member are
                 // dropped rather than stored.
@@ -59,8 +59,8 @@ public enum JSONMergePatch {
         for (key, change) in changes {
             if change.isNull {
                 if let old = members.removeValue(forKey: key) { recorder.record(key, below: node, from: old, to: .none) }
-            } else if case .object = change, let index = members.index(forKey: key), case .object = members.values[index] {
-                apply(change, to: &members.values[index], at: recorder.intern(key, below: node), recordingInto: &recorder)
+            } else if case .object = change, let index = members.index(forKey: key), case .object = members[valueAt: index] {
+                apply(change, to: &members[valueAt: index], at: recorder.intern(key, below: node), recordingInto: &recorder)
             } else {
                 var merged = JSONValue.null
                 apply(change, to: &merged)

@@ -301,7 +301,7 @@ extension JSONPatch.Operation {
 
     /// The operation as an RFC 6902 operation object.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = ["op": .string(name), "path": .string(path.description)]
+        var members: JSONObject = ["op": .string(name), "path": .string(path.description)]
         switch self {
         case .add(_, let value), .replace(_, let value), .test(_, let value):
             members["value"] = value

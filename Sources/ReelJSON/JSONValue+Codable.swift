@@ -24,7 +24,7 @@ extension JSONValue: Codable {
         } else if let value = try? container.decode([JSONValue].self) {
             self = .array(value)
         } else if let value = try? container.decode([String: JSONValue].self) {
-            self = .object(value)
+            self = .object(JSONObject(value))
         } else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected a JSON value")
         }
@@ -45,7 +45,7 @@ extension JSONValue: Codable {
         case .double(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
+        case .object(let value): try container.encode(value.dictionary)
         }
     }
 }

@@ -115,7 +115,7 @@ struct JSONParser {
         }
         // Room for a few members up front: growing from empty rehashes at 1 and 3 members, which cost
         // a third of parsing a typical small object.
-        var object = JSONValue.emptyMembers(capacity: 4)
+        var object = JSONObject(minimumCapacity: 4)
         while true {
             guard index < count, base[index] == UInt8(ascii: "\"") else { throw expected("'\"' to start an object key") }
             let key = try parseString()

@@ -66,7 +66,7 @@ extension JSONValue {
 
     /// The members of an object in canonical order: ascending by the UTF-8 bytes of the key. (`String`'s
     /// own `<` compares by Unicode canonical equivalence, which is not a byte order.)
-    static func canonicallyOrdered(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
+    static func canonicallyOrdered(_ members: JSONObject) -> [(key: String, value: JSONValue)] {
         members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 
@@ -76,37 +76,40 @@ extension JSONValue {
     /// encoded once, and one allocation less for each showed in the write path's profile.
     @inline(__always)
     static func forEachCanonicallyOrdered(
-        _ members: [String: JSONValue], _ body: (_ position: Int, _ key: String, _ value: JSONValue) -> Void
+        _ members: JSONObject, _ body: (_ position: Int, _ key: String, _ value: JSONValue) -> Void
     ) {
         let count = members.count
         guard count > 1 else {
-            if let (key, value) = members.first { body(0, key, value) }
+            if count == 1 { body(0, members.entries[0].key, members.entries[0].value) }
             return
         }
         guard count <= 16 else {
             for (position, member) in canonicallyOrdered(members).enumerated() { body(position, member.key, member.value) }
             return
         }
-        withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: count) { indices in
-            var filled = 0
-            var index = members.startIndex
-            while index != members.endIndex {
-                // Insertion sort by the keys' UTF-8 bytes: at most 16 members.
-                let key = members[index].key
-                var slot = filled
-                while slot > 0, key.utf8.lexicographicallyPrecedes(members[indices[slot - 1]].key.utf8) {
-                    indices.initializeElement(at: slot, to: indices.moveElement(from: slot - 1))
-                    slot -= 1
+        members.entries.withUnsafeBufferPointer { entries in
+            // A decoded object's members come in canonical order already: checked in one pass.
+            var ordered = true
+            for index in 1..<count where !entries[index - 1].key.utf8.lexicographicallyPrecedes(entries[index].key.utf8) {
+                ordered = false
+                break
+            }
+            if ordered {
+                for index in 0..<count { body(index, entries[index].key, entries[index].value) }
+                return
+            }
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { order in
+                for index in 0..<count {
+                    // Insertion sort by the keys' UTF-8 bytes: at most 16 members.
+                    var slot = index
+                    while slot > 0, entries[index].key.utf8.lexicographicallyPrecedes(entries[order[slot - 1]].key.utf8) {
+                        order[slot] = order[slot - 1]
+                        slot -= 1
+                    }
+                    order[slot] = index
                 }
-                indices.initializeElement(at: slot, to: index)
-                filled += 1
-                members.formIndex(after: &index)
+                for position in 0..<count { body(position, entries[order[position]].key, entries[order[position]].value) }
             }
-            for position in 0..<filled {
-                let member = members[indices[position]]
-                body(position, member.key, member.value)
-            }
-            _ = indices.extracting(0..<filled).deinitialize()
         }
     }
 

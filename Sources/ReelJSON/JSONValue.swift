@@ -1,12 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A JSON document: the state of the stock reducer, every action payload, and every value on the wire.
 ///
-/// Objects are unordered (`[String: JSONValue]`); every serialization of an object writes its members
+/// Objects are unordered (``JSONObject``); every serialization of an object writes its members
 /// in sorted key order, so a value encodes to the same bytes however its objects were built. That is
 /// what makes checkpoint hashes and "replay gives byte-for-byte the same state" meaningful: a replay
 /// builds the same values, so the same bytes. (Values that are merely `==` may still differ in bytes:
@@ -23,7 +17,7 @@ public enum JSONValue: Sendable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 }
 
 extension JSONValue: Equatable {
@@ -61,7 +55,7 @@ extension JSONValue {
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
-    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    public var objectValue: JSONObject? { if case .object(let o) = self { o } else { nil } }
 
     /// The value as an integer, when it is a number with no fractional part that fits `Int64`.
     public var intValue: Int64? {
@@ -98,44 +92,9 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     public init(stringLiteral value: String) { self = .string(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        var members = JSONObject(minimumCapacity: elements.count)
+        for (key, value) in elements { members[key] = value }
+        self = .object(members)
     }
 }
 
-extension JSONValue {
-    /// An empty object's members with room for `count` members, for decoders that know the count.
-    ///
-    /// Copied from a prototype kept per small count: `Dictionary(minimumCapacity:)` and
-    /// `reserveCapacity(_:)` look up the storage's generic type metadata in the runtime's cache
-    /// on every call, which was a twentieth of decoding a logged action; the first insertion into
-    /// the copy allocates the same storage without that lookup.
-    ///
-    /// Copying a prototype retains it and the insertion releases it: threads decoding side by
-    /// side (read-ahead, `reel verify`'s intervals) that shared one prototype would pass its
-    /// reference count's cache line between cores twice per object (a fifteenth of verifying on
-    /// two cores went to that one `swift_retain`). So each thread takes its prototypes from one of
-    /// several sets, picked by its thread id; two threads on one set only share as before.
-    @inline(__always)
-    static func emptyMembers(capacity count: Int) -> [String: JSONValue] {
-        guard count < memberPrototypeCounts else { return [String: JSONValue](minimumCapacity: count) }
-        return emptyMemberPrototypes[memberPrototypeSet() * memberPrototypeCounts + count]
-    }
-
-    /// Prototypes for 0 through 8 members, in `memberPrototypeSets` sets.
-    private static let memberPrototypeCounts = 9
-    private static let memberPrototypeSets = 8
-    private static let emptyMemberPrototypes: [[String: JSONValue]] = (0..<memberPrototypeSets).flatMap { _ in
-        (0..<memberPrototypeCounts).map { [String: JSONValue](minimumCapacity: $0) }
-    }
-
-    /// The calling thread's set: its id (the address of its control block) hashed.
-    @inline(__always)
-    private static func memberPrototypeSet() -> Int {
-        #if canImport(Glibc)
-        let id = UInt64(pthread_self())
-        #else
-        let id = UInt64(UInt(bitPattern: pthread_self()))
-        #endif
-        return Int((id &* 0x9E37_79B9_7F4A_7C15) >> 61)  // the top 3 bits: 0 ..< 8 sets
-    }
-}

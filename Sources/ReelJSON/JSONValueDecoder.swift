@@ -46,7 +46,7 @@ extension JSONValueDecoder {
 
         func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
             guard case .object(let members) = value else {
-                throw mismatch([String: JSONValue].self, expected: "object", found: value, at: codingPath)
+                throw mismatch(JSONObject.self, expected: "object", found: value, at: codingPath)
             }
             return KeyedDecodingContainer(KeyedContainer(members: members, codingPath: codingPath, userInfo: userInfo))
         }
@@ -141,7 +141,7 @@ private func unboxDecodable<T: Decodable>(
 // MARK: Containers
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let members: [String: JSONValue]
+    let members: JSONObject
     let codingPath: [any CodingKey]
     let userInfo: [CodingUserInfoKey: Any]
 

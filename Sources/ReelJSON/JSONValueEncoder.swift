@@ -51,7 +51,7 @@ enum EncodedSlot {
         switch self {
         case .value(let value): value
         case .array(let array): .array(array.elements.map(\.resolved))
-        case .object(let object): .object(object.members.mapValues(\.resolved))
+        case .object(let object): .object(JSONObject(object.members.mapValues(\.resolved)))
         // Foundation writes an empty object for a value that encoded nothing.
         case .encoder(let encoder): encoder.slot?.resolved ?? .object([:])
         }

@@ -58,7 +58,7 @@ extension ActionMeta {
     /// The members that are set, as a JSON object (what `dispatch`'s `meta` and a logged action's
     /// `meta` hold).
     public var jsonValue: JSONValue {
-        .object(Dictionary(uniqueKeysWithValues: members.map { ($0.member.rawValue, JSONValue.string($0.value)) }))
+        .object(JSONObject(uniqueKeysWithValues: members.map { ($0.member.rawValue, JSONValue.string($0.value)) }))
     }
 
     /// Writes ``jsonValue``'s text: the members that are set, in sorted order.

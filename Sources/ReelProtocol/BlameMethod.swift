@@ -44,7 +44,7 @@ public struct BlameParams: MethodParams, Equatable {
     }
 
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         if !path.isRoot { members["path"] = .string(path.description) }
         if let at { members["at"] = JSONValue(seq: at) }
         if limit != Self.defaultLimit { members["limit"] = .int(Int64(limit)) }
@@ -131,7 +131,7 @@ public struct BlameOutcome: MethodResult, Equatable {
 extension Peer {
     /// The wire shape of a peer: `{uid, gid, pid, exe?}`.
     public var wireJSON: JSONValue {
-        var members: [String: JSONValue] = ["uid": .int(Int64(uid)), "gid": .int(Int64(gid)), "pid": .int(Int64(pid))]
+        var members: JSONObject = ["uid": .int(Int64(uid)), "gid": .int(Int64(gid)), "pid": .int(Int64(pid))]
         if let exe { members["exe"] = .string(exe) }
         return .object(members)
     }

@@ -134,12 +134,12 @@ public struct DispatchParams: Sendable, Equatable {
     /// omitted, which reads back as `null`.
     public var jsonValue: JSONValue {
         func encode(_ action: Action) -> JSONValue {
-            var members: [String: JSONValue] = ["type": .string(action.type)]
+            var members: JSONObject = ["type": .string(action.type)]
             if !action.payload.isNull { members["payload"] = action.payload }
             if let version = action.version { members["version"] = .int(Int64(version)) }
             return .object(members)
         }
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         if isBatch {
             members["actions"] = .array(actions.map(encode))
         } else if let action = actions.first {

@@ -43,7 +43,7 @@ public struct FindParams: MethodParams, Equatable {
     }
 
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = ["condition": .string(condition.description)]
+        var members: JSONObject = ["condition": .string(condition.description)]
         if from != 1 { members["from"] = JSONValue(seq: from) }
         if let to { members["to"] = JSONValue(seq: to) }
         if limit != Self.defaultLimit { members["limit"] = .int(Int64(limit)) }

@@ -111,7 +111,7 @@ public struct TakeOverProgressReport: MethodParams {
     }
 
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "reducer": .string(reducer), "folded": JSONValue(seq: folded), "latest": JSONValue(seq: latest),
         ]
         if let remainingSeconds { members["remainingSeconds"] = .double(remainingSeconds) }

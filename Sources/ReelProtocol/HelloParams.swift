@@ -46,7 +46,7 @@ public struct HelloParams: Sendable, Equatable {
 
     /// The params as a client sends them; `init(params:)` reads them back.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         if let client { members["client"] = .string(client) }
         if let protocolVersion { members["protocol"] = .int(Int64(protocolVersion)) }
         return .object(members)

@@ -107,7 +107,7 @@ public struct HistoryParams: Sendable, Equatable {
     /// The params as a client sends them; `init(params:)` reads them back. Defaults are omitted
     /// and `types` is sorted, so equal params give equal bytes.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         if from != 1 { members["from"] = JSONValue(seq: from) }
         if let to { members["to"] = JSONValue(seq: to) }
         if limit != Self.defaultLimit { members["limit"] = .int(Int64(limit)) }

@@ -61,7 +61,7 @@ public struct VerifyParams: Sendable, Equatable {
 
     /// The params as a client sends them.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = ["from": JSONValue(seq: from)]
+        var members: JSONObject = ["from": JSONValue(seq: from)]
         if let through { members["through"] = JSONValue(seq: through) }
         return .object(members)
     }
@@ -120,7 +120,7 @@ public struct BisectParams: Sendable, Equatable {
 
     /// The params as a client sends them.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = ["condition": .string(condition.description)]
+        var members: JSONObject = ["condition": .string(condition.description)]
         if let through { members["through"] = JSONValue(seq: through) }
         return .object(members)
     }

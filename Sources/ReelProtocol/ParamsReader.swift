@@ -12,7 +12,7 @@ import ReelJSON
 
 /// The named params of one call, checked against the members the method takes.
 struct ParamsReader {
-    private let members: [String: JSONValue]
+    private let members: JSONObject
 
     /// - Parameters:
     ///   - params: The request's `params`: an object, or `nil` when absent.

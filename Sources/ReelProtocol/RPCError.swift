@@ -30,7 +30,7 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The error object as a JSON value (member order is lost; use ``serialize(into:)`` on the wire).
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = ["code": .int(Int64(code)), "message": .string(message)]
+        var members: JSONObject = ["code": .int(Int64(code)), "message": .string(message)]
         if let data { members["data"] = data }
         return .object(members)
     }

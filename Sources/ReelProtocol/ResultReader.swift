@@ -7,7 +7,7 @@ import ReelJSON
 /// Reads the members of a result object, wording every problem the same way:
 /// "a <what> result needs <member> (<kind>)".
 struct ResultReader {
-    let members: [String: JSONValue]
+    let members: JSONObject
     let what: String
 
     init(_ json: JSONValue, _ what: String) throws(RPCError) {

@@ -38,7 +38,7 @@ public struct SharedLogReport: Sendable, Equatable {
     }
 
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "location": .string(location), "latestSeq": JSONValue(seq: latestSeq), "lag": JSONValue(seq: lag),
         ]
         if let reachable { members["reachable"] = .bool(reachable) }

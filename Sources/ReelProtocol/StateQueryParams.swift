@@ -42,7 +42,7 @@ public struct GetParams: Sendable, Equatable {
 
     /// The params as a client sends them; `init(params:)` reads them back. Defaults are omitted.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         if !path.isRoot { members["path"] = .string(path.description) }
         if let at { members["at"] = JSONValue(seq: at) }
         if let branch { members["branch"] = .string(branch) }
@@ -106,7 +106,7 @@ public struct DiffParams: Sendable, Equatable {
 
     /// The params as a client sends them; `init(params:)` reads them back.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = ["from": JSONValue(seq: from), "to": JSONValue(seq: to)]
+        var members: JSONObject = ["from": JSONValue(seq: from), "to": JSONValue(seq: to)]
         if !path.isRoot { members["path"] = .string(path.description) }
         if let branch { members["branch"] = .string(branch) }
         if let toBranch { members["toBranch"] = .string(toBranch) }
@@ -166,7 +166,7 @@ public struct ReplayParams: Sendable, Equatable {
     /// The params as a client sends them; `init(params:)` reads them back. `skip` is sorted, so
     /// equal params give equal bytes.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = ["skip": .array(skip.sorted().map { JSONValue(seq: $0) })]
+        var members: JSONObject = ["skip": .array(skip.sorted().map { JSONValue(seq: $0) })]
         if let to { members["to"] = JSONValue(seq: to) }
         if !path.isRoot { members["path"] = .string(path.description) }
         return .object(members)

@@ -165,7 +165,7 @@ extension ActionEnvelope {
     /// The wire shape of ``writeWire(into:)`` as a JSON value, for what builds JSON values around
     /// it (an `update` notification, `reel log --json`). Same text when serialized.
     public var wireJSON: JSONValue {
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "seq": JSONValue(seq: seq),
             "type": .string(action.type),
             "payload": action.payload,

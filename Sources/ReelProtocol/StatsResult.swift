@@ -106,7 +106,7 @@ public struct StatsResult: MethodResult, Equatable {
         var values: [UInt64] { [count, p50, p90, p99, p999, max] }
 
         var jsonValue: JSONValue {
-            .object(Dictionary(uniqueKeysWithValues: zip(Self.names, values.map(JSONValue.init(seq:)))))
+            .object(JSONObject(uniqueKeysWithValues: zip(Self.names, values.map(JSONValue.init(seq:)))))
         }
 
         init?(_ json: JSONValue) {
@@ -120,7 +120,7 @@ public struct StatsResult: MethodResult, Equatable {
     }
 
     /// Members this version does not know, as sent.
-    public var other: [String: JSONValue] = [:]
+    public var other: JSONObject = [:]
 
     public init(seq: UInt64) {
         self.seq = seq
@@ -158,9 +158,9 @@ public struct StatsResult: MethodResult, Equatable {
         put("syncMicros", syncMicros?.jsonValue)
         put("actionsPerCommit", actionsPerCommit?.jsonValue)
         put("connections", connections.map { .int(Int64($0)) })
-        put("subscriptions", subscriptions.map { .object($0.mapValues { .int(Int64($0)) }) })
-        put("subscriptionLag", subscriptionLag.map { .object($0.mapValues(JSONValue.init(seq:))) })
-        put("refusedByCode", refusedByCode.map { .object($0.mapValues(JSONValue.init(seq:))) })
+        put("subscriptions", subscriptions.map { .object(JSONObject($0.mapValues { .int(Int64($0)) })) })
+        put("subscriptionLag", subscriptionLag.map { .object(JSONObject($0.mapValues(JSONValue.init(seq:)))) })
+        put("refusedByCode", refusedByCode.map { .object(JSONObject($0.mapValues(JSONValue.init(seq:)))) })
         put("mapUsed", mapUsed.map(JSONValue.int))
         put("changeIndexThrough", changeIndexThrough.map(JSONValue.init(seq:)))
         put("changeIndexBytes", changeIndexBytes.map(JSONValue.int))

@@ -80,7 +80,7 @@ public struct SubscribeParams: Sendable, Equatable {
 
     /// The params as a client sends them; `init(params:)` reads them back. Defaults are omitted.
     public var jsonValue: JSONValue {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         if !path.isRoot { members["path"] = .string(path.description) }
         if let since { members["since"] = JSONValue(seq: since) }
         if mode != .value { members["mode"] = .string(mode.rawValue) }

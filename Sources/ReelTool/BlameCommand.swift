@@ -42,7 +42,7 @@ struct BlameCommand: AsyncParsableCommand {
             for entry in page.entries {
                 let leaf = Self.relative(entry.path, to: path).flatMap { value?.value(at: $0) } ?? .null
                 if printer.isJSON {
-                    var members: [String: JSONValue] = ["path": .string(entry.path.description), "value": leaf, "seq": JSONValue(seq: entry.seq ?? 0)]
+                    var members: JSONObject = ["path": .string(entry.path.description), "value": leaf, "seq": JSONValue(seq: entry.seq ?? 0)]
                     if let type = entry.type { members["type"] = .string(type) }
                     if let time = entry.time { members["time"] = .string(time.rfc3339) }
                     if let peer = entry.peer { members["peer"] = peer.wireJSON }

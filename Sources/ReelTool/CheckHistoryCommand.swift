@@ -57,7 +57,7 @@ struct CheckHistoryCommand: AsyncParsableCommand {
 
     /// One (type, version) of the `--json` answer.
     static func json(_ entry: HistoryCheck.Entry) -> JSONValue {
-        var members: [String: JSONValue] = [:]
+        var members: JSONObject = [:]
         members["type"] = .string(entry.type)
         members["version"] = .int(Int64(entry.version))
         members["actions"] = .int(Int64(entry.actions))

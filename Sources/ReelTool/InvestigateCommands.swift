@@ -105,7 +105,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let outcome = try replayed.get()
         let ok = outcome.mismatch == nil && outcome.refused.isEmpty && scan.damaged.isEmpty
         if printer.isJSON {
-            var result: [String: JSONValue] = [
+            var result: JSONObject = [
                 "ok": .bool(ok), "actions": JSONValue(seq: outcome.mismatch?.seq ?? outcome.latest),
                 "checkpoints": .array(outcome.matched.map { JSONValue(seq: $0) }),
                 "skipped": .array(outcome.skipped.map(\.asJSON)), "refused": .array(outcome.refused.map(\.asJSON)),
@@ -263,7 +263,7 @@ struct FindCommand: AsyncParsableCommand {
             } each: { range in
                 runs += 1
                 if printer.isJSON {
-                    var members: [String: JSONValue] = ["from": JSONValue(seq: range.from)]
+                    var members: JSONObject = ["from": JSONValue(seq: range.from)]
                     if let to = range.to { members["to"] = JSONValue(seq: to) }
                     printer.json(.object(members))
                 } else {

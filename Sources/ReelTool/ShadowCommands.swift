@@ -179,7 +179,7 @@ struct ShadowCommand: AsyncParsableCommand {
                 "same": .bool(same), "actions": .int(Int64(latest)),
                 "parts": .array(
                     report.map { entry in
-                        var members: [String: JSONValue] = [
+                        var members: JSONObject = [
                             "path": .string(entry.path), "same": .bool(entry.seq == nil),
                         ]
                         if let at = entry.seq { members["seq"] = .int(Int64(at)) }

@@ -21,7 +21,7 @@ protocol ShadowSide: AnyObject {
     /// answer says it was made (a worker from before the choice makes `canonical` ones).
     func digests(_ paths: [JSONPointer], by digest: ShadowDigest) throws(ToolError) -> (ShadowDigest, [String: String])
     /// The value of each part.
-    func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue]
+    func values(_ paths: [JSONPointer]) throws(ToolError) -> JSONObject
     /// The reducers' name and version; `nil` from a worker from before the question.
     func identity() throws(ToolError) -> ReducerIdentity?
     /// Starts again from the checkpoint at `seq` (``ShadowFold/restore(fromCheckpointAt:sameReducers:)``).
@@ -74,11 +74,11 @@ final class LocalShadowSide<State: StoreState>: LocalShadow {
         do { return (digest, try fold.digests(of: paths, by: digest)) } catch { throw ToolError(error) }
     }
 
-    func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue] {
+    func values(_ paths: [JSONPointer]) throws(ToolError) -> JSONObject {
         do {
-            return Dictionary(
+            return JSONObject(Dictionary(
                 ShadowFold<State>.parts(of: try fold.json(), paths: paths),
-                uniquingKeysWith: { first, _ in first })
+                uniquingKeysWith: { first, _ in first }))
         } catch {
             throw ToolError(error)
         }
@@ -238,10 +238,10 @@ final class ProcessShadowSide: ShadowSide {
         let answer = try request(["digests": .array(paths.map { .string($0.description) }), "digest": .string(digest.rawValue)])
         let made = answer["digest"]?.stringValue.flatMap(ShadowDigest.init(rawValue:)) ?? .canonical
         guard case .object(let members)? = answer["digests"] else { return (made, [:]) }
-        return (made, members.compactMapValues(\.stringValue))
+        return (made, members.dictionary.compactMapValues(\.stringValue))
     }
 
-    func values(_ paths: [JSONPointer]) throws(ToolError) -> [String: JSONValue] {
+    func values(_ paths: [JSONPointer]) throws(ToolError) -> JSONObject {
         guard
             case .object(let members)? = try request([
                 "values": .array(paths.map { .string($0.description) })
@@ -297,7 +297,7 @@ extension ShadowSide {
             if request["digests"] != nil {
                 let asked = request["digest"]?.stringValue.flatMap(ShadowDigest.init(rawValue:)) ?? .canonical
                 let (made, digests) = try digests(try paths("digests"), by: asked)
-                return ["digests": .object(digests.mapValues { .string($0) }), "digest": .string(made.rawValue)]
+                return ["digests": .object(JSONObject(digests.mapValues { .string($0) })), "digest": .string(made.rawValue)]
             }
             if request["values"] != nil {
                 return ["values": .object(try values(try paths("values")))]

@@ -42,7 +42,7 @@ struct WatchCommand: AsyncParsableCommand {
             ? try await ActionTable.forListing(printer: printer, store: store, largestSeq: feed.seq, following: true)
             : ActionTable(printer: printer, largestSeq: feed.seq, following: true)
         if printer.isJSON {
-            var start: [String: JSONValue] = ["seq": JSONValue(seq: feed.seq)]
+            var start: JSONObject = ["seq": JSONValue(seq: feed.seq)]
             if let value = feed.value { start["value"] = value }
             printer.json(.object(start))
         } else if let value = feed.value {

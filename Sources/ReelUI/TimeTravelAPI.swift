@@ -16,7 +16,7 @@ struct TimeTravelAPI: Sendable {
     static let maxRows = 1_000
 
     func info() async throws(UIError) -> JSONValue {
-        var info: [String: JSONValue] = [
+        var info: JSONObject = [
             "live": .bool(backend.isLive),
             "source": .string(backend.label),
             "reducer": .string(try await backend.reducer()),
@@ -71,7 +71,7 @@ struct TimeTravelAPI: Sendable {
             changed: try query.optionalPointer("changed"), branch: branch
         )
         let page = try await backend.call(Method.History.self, params)
-        var answer: [String: JSONValue] = [
+        var answer: JSONObject = [
             "actions": .array(page.actions.map(\.wireJSON)), "latest": JSONValue(seq: try await backend.latestSeq(branch: branch)),
         ]
         if let next = page.next { answer["next"] = JSONValue(seq: next) }

@@ -83,7 +83,7 @@ import Testing
             case 3: return .array((0..<Int.random(in: 0..<3, using: &random)).map { _ in value(depth + 1) })
             default:
                 let keys = ["k", "m", "a/b", "~t", "0"].shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random))
-                return .object(Dictionary(uniqueKeysWithValues: keys.map { ($0, value(depth + 1)) }))
+                return .object(JSONObject(uniqueKeysWithValues: keys.map { ($0, value(depth + 1)) }))
             }
         }
         // One recorder through every edit, as a build's part keeps one.

@@ -136,7 +136,7 @@ enum JSONTestSupport {
         case 6, 7:
             return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in randomValue(&rng, depth: depth - 1) })
         default:
-            var members: [String: JSONValue] = [:]
+            var members: JSONObject = [:]
             for _ in 0..<Int.random(in: 0...4, using: &rng) {
                 members[keys.randomElement(using: &rng)!] = randomValue(&rng, depth: depth - 1)
             }

@@ -24,7 +24,7 @@ enum JSONFixtures {
             for _ in 0..<Int.random(in: 0...5, using: &rng) { elements.append(randomValue(&rng, depth: depth - 1)) }
             return .array(elements)
         default:
-            var members: [String: JSONValue] = [:]
+            var members: JSONObject = [:]
             for _ in 0..<Int.random(in: 0...5, using: &rng) {
                 members[randomString(&rng)] = randomValue(&rng, depth: depth - 1)
             }

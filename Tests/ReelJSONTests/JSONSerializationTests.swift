@@ -56,7 +56,7 @@ import Testing
         let alphabet = ["a", "b", "B", "é", "e\u{301}", "z", "😀", "\u{FFFF}", "0"]
         var generator = SystemRandomNumberGenerator()
         for size in 0...40 {
-            var members: [String: JSONValue] = [:]
+            var members: JSONObject = [:]
             while members.count < size {
                 let key = (0..<Int.random(in: 0...3, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined()
                 members[key] = .int(Int64(members.count))
@@ -132,13 +132,13 @@ import Testing
     }
 
     @Test func equalObjectsBuiltInDifferentOrdersSerializeIdentically() async {
-        let objects = JSONFixtures.value.map { value -> [String: JSONValue] in
+        let objects = JSONFixtures.value.map { value -> JSONObject in
             if case .object(let members) = value, members.count > 1 { return members }
             return ["k": value, "a": 1, "é": [value], "Z": nil]
         }
         await propertyCheck(count: 100, input: objects) { members in
             let value = JSONValue.object(members)
-            var rebuilt: [String: JSONValue] = [:]
+            var rebuilt: JSONObject = [:]
             for (key, member) in members.reversed() { rebuilt[key] = member }
             #expect(JSONValue.object(rebuilt).serialized() == value.serialized())
         }

@@ -158,7 +158,7 @@ struct GoldenFrameTests {
             #"{"jsonrpc":"2.0","id":9,"result":{"seq":0}}"#)
     }
 
-    static func stats(seq: UInt64, commits: UInt64, other: [String: JSONValue]) -> StatsResult {
+    static func stats(seq: UInt64, commits: UInt64, other: JSONObject) -> StatsResult {
         var stats = StatsResult(seq: seq)
         stats.commits = commits
         stats.other = other

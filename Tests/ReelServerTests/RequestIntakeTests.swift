@@ -7,7 +7,7 @@ import Testing
 /// read, held while the connection waits for admission or for room, never dropped or reordered.
 @Suite(.timeLimit(.minutes(1)), .heavy) struct RequestIntakeTests {
     func line(_ id: Int, _ method: String, _ params: JSONValue? = nil) -> String {
-        var members: [String: JSONValue] = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
+        var members: JSONObject = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method)]
         if let params { members["params"] = params }
         return String(decoding: JSONValue.object(members).serialized(), as: UTF8.self) + "\n"
     }

@@ -26,7 +26,7 @@ import Testing
             case 3: return .null
             case 4: return .array((0..<Int.random(in: 0...3, using: &random)).map { _ in value(depth: depth + 1) })
             default:
-                var members: [String: JSONValue] = [:]
+                var members: JSONObject = [:]
                 for _ in 0..<Int.random(in: 0...3, using: &random) { members[Self.names.randomElement(using: &random)!] = value(depth: depth + 1) }
                 return .object(members)
             }
@@ -66,7 +66,7 @@ import Testing
             case 11 where Int.random(in: 0..<4, using: &random) == 0:
                 return Action(type: "set", payload: ["path": "/big", "value": .array((0..<600).map { .int(Int64($0 % 7)) })])
             case 12 where Int.random(in: 0..<4, using: &random) == 0:
-                var members: [String: JSONValue] = [:]
+                var members: JSONObject = [:]
                 for index in 0..<600 { members["m\(index)"] = [ "v": .int(Int64(index % 3)) ] }
                 return Action(type: "set", payload: ["path": "/wide", "value": .object(members)])
             case 13: return Action(type: "set", payload: ["path": "", "value": Bool.random(using: &random) ? state : value()])
@@ -75,7 +75,7 @@ import Testing
         }
 
         mutating func mergePatch(over state: JSONValue, depth: Int) -> JSONValue {
-            var members: [String: JSONValue] = [:]
+            var members: JSONObject = [:]
             let existingKeys = state.objectValue.map { $0.keys.sorted() } ?? []
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 let key = (existingKeys + Self.names).randomElement(using: &random)!

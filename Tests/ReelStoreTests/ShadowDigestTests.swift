@@ -6,8 +6,8 @@ import Testing
 /// value however its objects were built, different for any change.
 struct ShadowDigestTests {
     @Test func objectsDigestAlikeWhateverTheirMembersOrder() {
-        var forward: [String: JSONValue] = [:]
-        var backward: [String: JSONValue] = [:]
+        var forward: JSONObject = [:]
+        var backward: JSONObject = [:]
         let keys = (0..<200).map { "k\($0)" }
         for (index, key) in keys.enumerated() { forward[key] = ["n": .int(Int64(index)), "tags": ["a", "b"]] }
         for (index, key) in keys.enumerated().reversed() { backward[key] = ["tags": ["a", "b"], "n": .int(Int64(index))] }

@@ -46,7 +46,7 @@ import Testing
 
     static func lines(_ requests: [(method: String, params: JSONValue?)]) -> String {
         requests.enumerated().map { id, request in
-            var message: [String: JSONValue] = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(request.method)]
+            var message: JSONObject = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(request.method)]
             if let params = request.params { message["params"] = params }
             return JSONValue.object(message).jsonString + "\n"
         }.joined()

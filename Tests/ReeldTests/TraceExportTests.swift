@@ -20,7 +20,7 @@ import Testing
         var traceID: String
         var spanID: String
         var parentSpanID: String?
-        var attributes: [String: JSONValue]
+        var attributes: JSONObject
         var statusCode: Int64?
         var links: [(traceID: String, spanID: String)]
         var service: String?
@@ -44,7 +44,7 @@ import Testing
                     .first { $0["key"] == "service.name" }?["value"]?["stringValue"]?.stringValue
                 for scope in resource["scopeSpans"]?.arrayValue ?? [] {
                     for span in scope["spans"]?.arrayValue ?? [] {
-                        var attributes: [String: JSONValue] = [:]
+                        var attributes: JSONObject = [:]
                         for attribute in span["attributes"]?.arrayValue ?? [] {
                             guard let key = attribute["key"]?.stringValue, let value = attribute["value"] else { continue }
                             // {"intValue": "1"} (int64 as a string), {"stringValue": "x"}, {"boolValue": true}

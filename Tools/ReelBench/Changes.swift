@@ -49,7 +49,7 @@ extension ReelBench {
         do {
             let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
             // 10,000 users of eight leaves each, one `set` each, then the mixed actions on them.
-            try await store.dispatch(Action(type: "set", payload: ["path": "", "value": ["users": .object(Dictionary(uniqueKeysWithValues: (0..<80).map { ("g\($0)", JSONValue.object([:])) })), "config": ["flag": 0], "level": 0]]))
+            try await store.dispatch(Action(type: "set", payload: ["path": "", "value": ["users": .object(JSONObject(uniqueKeysWithValues: (0..<80).map { ("g\($0)", JSONValue.object([:])) })), "config": ["flag": 0], "level": 0]]))
             for first in stride(from: 0, to: 10_000, by: 1_000) {
                 try await store.dispatch(batch: (first..<(first + 1_000)).map { user in
                     Action(type: "set", payload: [

@@ -29,7 +29,7 @@ extension ReelBench {
             var next = 0
             while next < keys {
                 let count = min(1_000, keys - next)
-                var members: [String: JSONValue] = [:]
+                var members: JSONObject = [:]
                 for i in next..<(next + count) {
                     members["k\(i)"] = ["name": .string("user \(i)"), "visits": .int(Int64(i)), "active": true]
                 }

@@ -98,7 +98,7 @@ final class ScriptedServer: Sendable {
     }
 
     /// An `update` notification.
-    static func update(_ subscription: String, seq: Int64, _ members: [String: JSONValue]) -> JSONValue {
+    static func update(_ subscription: String, seq: Int64, _ members: JSONObject) -> JSONValue {
         var params = members
         params["subscription"] = .string(subscription)
         params["seq"] = .int(seq)
