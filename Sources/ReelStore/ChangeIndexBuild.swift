@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import ReelCore
+import ReelStorage
 import Synchronization
 
 /// Brings the change index up to date on a thread of its own while the store serves: the first
@@ -52,29 +53,26 @@ public final class ChangeIndexBuild: Sendable {
         var lastReport = started
         do throws(StoreError) {
             var state = try timeline.state(at: indexed)
-            while !stopping.load(ordering: .relaxed) {
-                let applied: UInt64
-                do { applied = try directory.latestSeqInLMDB() } catch { throw StoreError(error) }
-                // At the log's end: the applier's next commit continues the index.
-                guard applied > indexed else { break }
-                let end = min(applied, indexed + ChangeIndexer<State>.catchUpCommitSize)
-                let lists = try timeline.changeListsOnAllCores(
-                    from: indexed + 1, through: end, state: &state, minimumPart: minimumPart,
-                    progress: { reached in
-                        let now = ContinuousClock.now
-                        guard now - lastReport >= .seconds(2) else { return }
-                        lastReport = now
-                        logger.info("building the change index in the background: seq \(reached) of \(applied)")
-                    },
-                    stop: { self.stopping.load(ordering: .relaxed) }
-                )
-                if stopping.load(ordering: .relaxed) { return }
-                let appended: Bool
-                do { appended = try directory.appendToChangeIndex(lists) } catch { throw StoreError(error) }
-                // Not appended: the index moved, which only the applier's continuing entries do.
-                guard appended else { break }
-                indexed = end
-            }
+            let target = (try? directory.latestSeqInLMDB()) ?? 0
+            let outcome = try timeline.foldChangeIndexCommits(
+                after: indexed, state: &state, commitSize: ChangeIndexer<State>.catchUpCommitSize, minimumPart: minimumPart,
+                latest: { () throws(StoreError) -> UInt64 in
+                    do throws(StorageError) { return try directory.latestSeqInLMDB() } catch { throw StoreError(error) }
+                },
+                progress: { reached in
+                    let now = ContinuousClock.now
+                    guard now - lastReport >= .seconds(2) else { return }
+                    lastReport = now
+                    logger.info("building the change index in the background: seq \(reached) of \(max(target, reached))")
+                },
+                stop: { self.stopping.load(ordering: .relaxed) },
+                // Refused: the index moved, which only the applier's continuing entries do (the
+                // build has caught up).
+                append: { lists throws(StoreError) in
+                    do throws(StorageError) { return try directory.appendToChangeIndex(lists) } catch { throw StoreError(error) }
+                }
+            )
+            indexed = outcome.through
             if !stopping.load(ordering: .relaxed) {
                 logger.info("change index brought up to date", metadata: ["through": "\(indexed)", "took": "\(ContinuousClock.now - started)"])
             }

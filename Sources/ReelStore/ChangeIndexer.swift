@@ -91,18 +91,15 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
         if indexed < latest {
             let started = ContinuousClock.now
             var state = try timeline.state(at: indexed)
-            while indexed < latest {
-                let end = min(latest, indexed + catchUpCommitSize)
-                let lists = try timeline.changeListsOnAllCores(from: indexed + 1, through: end, state: &state, minimumPart: minimumPart, progress: progress)
-                let appended: Bool
-                do {
-                    appended = try directory.appendToChangeIndex(lists)
-                } catch {
-                    throw StoreError(error)
+            let outcome = try timeline.foldChangeIndexCommits(
+                after: indexed, state: &state, commitSize: catchUpCommitSize, minimumPart: minimumPart, latest: { latest },
+                progress: progress,
+                append: { lists throws(StoreError) in
+                    do throws(StorageError) { return try directory.appendToChangeIndex(lists) } catch { throw StoreError(error) }
                 }
-                guard appended else { throw StoreError(.storage, "the change index moved while it was being brought up to date") }
-                indexed = end
-            }
+            )
+            guard !outcome.moved else { throw StoreError(.storage, "the change index moved while it was being brought up to date") }
+            indexed = outcome.through
             logger.info("change index brought up to date", metadata: ["through": "\(latest)", "took": "\(ContinuousClock.now - started)"])
         }
         guard feed else { return nil }

@@ -75,3 +75,66 @@ import Testing
         }
     }
 }
+
+extension ChangeIndexPartsTests {
+    /// A log folded in commits whose appends run beside the next commit's folding: the commits
+    /// are appended in order and join into one fold's lists; an append refused or failed ends
+    /// the run, nothing after it appended, and no append is left running.
+    @Test func commitsAreAppendedInOrderBesideTheNextCommitsFolding() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(checkpointEvery: 16, storage: .init(durable: false))
+        options.changeIndex = false
+        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
+        let states = try await ChangeIndexTests.fill(store, count: 160, seed: 11)
+        await store.close()
+        let timeline = Timeline(directory: store.directory, definition: .stock)
+        var whole = JSONValue.object([:])
+        let expected = ChangeLists(try timeline.changePostings(from: 1, through: 160, state: &whole))
+
+        // Every commit appended, in order.
+        let appended = Mutex<[ChangeLists]>([])
+        var state = JSONValue.object([:])
+        let outcome = try timeline.foldChangeIndexCommits(
+            after: 0, state: &state, commitSize: 23, minimumPart: 5, latest: { 160 },
+            append: { lists in
+                appended.withLock { $0.append(lists) }
+                return true
+            }
+        )
+        #expect(outcome.through == 160 && !outcome.moved)
+        #expect(state == states[160])
+        let commits = appended.withLock { $0 }
+        #expect(commits.map(\.first) == stride(from: 1, through: 139, by: 23).map { Optional(UInt64($0)) })
+        let joined = ChangeLists.joining(commits)
+        #expect(joined.lists.map(\.prefix) == expected.lists.map(\.prefix))
+        #expect(joined.lists.map(\.seqs) == expected.lists.map(\.seqs))
+
+        // The third commit refused: the run ends at the second's end, nothing after it offered.
+        let offered = Mutex<[UInt64]>([])
+        var again = JSONValue.object([:])
+        let refused = try timeline.foldChangeIndexCommits(
+            after: 0, state: &again, commitSize: 23, minimumPart: 5, latest: { 160 },
+            append: { lists in
+                offered.withLock { $0.append(lists.first!) }
+                return lists.first! < 47
+            }
+        )
+        #expect(refused.moved && refused.through == 46)
+        #expect(offered.withLock { $0 } == [1, 24, 47])
+
+        // The second commit's append fails: the error comes out, nothing after it offered.
+        offered.withLock { $0.removeAll() }
+        var third = JSONValue.object([:])
+        #expect(throws: StoreError.self) {
+            _ = try timeline.foldChangeIndexCommits(
+                after: 0, state: &third, commitSize: 23, minimumPart: 5, latest: { 160 },
+                append: { lists throws(StoreError) in
+                    offered.withLock { $0.append(lists.first!) }
+                    if lists.first! == 24 { throw StoreError(.storage, "the disk is full") }
+                    return true
+                }
+            )
+        }
+        #expect(offered.withLock { $0 } == [1, 24])
+    }
+}

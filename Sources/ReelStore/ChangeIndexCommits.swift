@@ -1,0 +1,87 @@
+import Dispatch
+import Foundation
+import ReelStorage
+import Synchronization
+
+extension Timeline {
+    /// How bringing the change index up to date ended (``foldChangeIndexCommits(after:state:commitSize:minimumPart:latest:progress:stop:append:)``).
+    struct ChangeIndexCommitsOutcome {
+        /// The last seq whose lists were appended.
+        var through: UInt64
+        /// Whether a commit was refused because the index had moved (only the journal's applier
+        /// moves it, once the build has caught up with the log).
+        var moved: Bool
+    }
+
+    /// Folds the actions after `start` into change lists in commits of at most `commitSize`
+    /// (``changeListsOnAllCores(from:through:state:minimumPart:progress:stop:)``), until `latest`
+    /// (asked before each commit: the log may grow meanwhile), and hands each commit's lists to
+    /// `append`, in order.
+    ///
+    /// Each append (LMDB's puts, a tenth of a commit's time, on one core) runs on a thread of its
+    /// own while the next commit folds on every core: done one after the other, one core idled
+    /// through every append. A commit's append starts once the one before it has ended, and
+    /// when one reports the index moved or throws, nothing after it is appended. Returns only
+    /// when no append is running.
+    func foldChangeIndexCommits(
+        after start: UInt64, state: inout State, commitSize: UInt64, minimumPart: UInt64,
+        latest: () throws(StoreError) -> UInt64, progress: ((UInt64) -> Void)? = nil, stop: (@Sendable () -> Bool)? = nil,
+        append: @escaping @Sendable (ChangeLists) throws(StoreError) -> Bool
+    ) throws(StoreError) -> ChangeIndexCommitsOutcome {
+        var outcome = ChangeIndexCommitsOutcome(through: start, moved: false)
+        var running: (end: UInt64, append: BackgroundAppend)?
+        // Waits for the running append, if any; `false` when it was refused.
+        func settle() throws(StoreError) -> Bool {
+            guard let (end, append) = running else { return true }
+            running = nil
+            guard try append.outcome() else {
+                outcome.moved = true
+                return false
+            }
+            outcome.through = end
+            return true
+        }
+        var folded = start
+        do throws(StoreError) {
+            while stop?() != true {
+                let last = try latest()
+                guard last > folded else { break }
+                let end = min(last, folded + commitSize)
+                let lists = try changeListsOnAllCores(
+                    from: folded + 1, through: end, state: &state, minimumPart: minimumPart, progress: progress, stop: stop
+                )
+                if stop?() == true { break }
+                guard try settle() else { return outcome }
+                running = (end, BackgroundAppend(lists, append))
+                folded = end
+            }
+            _ = try settle()
+        } catch {
+            _ = try? settle()
+            throw error
+        }
+        return outcome
+    }
+}
+
+/// One commit's lists appended on a thread of its own.
+private final class BackgroundAppend: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let result = Mutex<Result<Bool, StoreError>?>(nil)
+
+    init(_ lists: ChangeLists, _ append: @escaping @Sendable (ChangeLists) throws(StoreError) -> Bool) {
+        let thread = Thread { [self] in
+            let outcome = Result { () throws(StoreError) -> Bool in try append(lists) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        thread.name = "reel-change-index-append"
+        thread.start()
+    }
+
+    /// Waits for the append to end: whether it appended, or what it threw.
+    func outcome() throws(StoreError) -> Bool {
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+}
