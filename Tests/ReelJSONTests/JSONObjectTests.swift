@@ -6,16 +6,7 @@ import Testing
 /// came in.
 @Suite struct JSONObjectTests {
     /// SplitMix64: the same edits for the same seed.
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Random = JSONChangeRecorderTests.Random
 
     @Test(arguments: [1, 2, 3, 4]) func randomEditsAnswerAsADictionary(seed: UInt64) {
         var random = Random(state: seed)

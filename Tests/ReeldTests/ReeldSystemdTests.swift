@@ -109,21 +109,30 @@ import Testing
 }
 
 extension ReeldSystemdTests {
+    /// A daemon in `dir` under a test playing systemd, which feeds a watchdog of 200 ms, is
+    /// ready, and holds `/n` = 1.
+    static func watchedDaemonHolding1(
+        in dir: borrowing TemporaryDirectory, environment: [String: String] = [:]
+    ) async throws -> (NotifyListener, SpawnedDaemon) {
+        let systemd = try NotifyListener(path: dir.sub("notify"))
+        let daemon = SpawnedDaemon(
+            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
+            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "200000"].merging(environment) { $1 }
+        )
+        try await daemon.start()
+        try await waitUntil("READY=1") { systemd.count("READY=1") == 1 }
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
+            _ = try await connection.request(1, "dispatch", Params.set("/n", 1))
+        }
+        return (systemd, daemon)
+    }
+
     /// `systemctl reload reeld` with `ExecReload=reeld --take-over` (`$MAINPID` set): the command
     /// starts the daemon taking over detached, returns once it serves, and that daemon tells
     /// systemd it is the unit's main process now and feeds the watchdog the old one fed.
     @Test func aTakeOverRunAsExecReloadLeavesTheNewDaemonAsTheUnitsMainProcess() async throws {
         let dir = try TemporaryDirectory()
-        let systemd = try NotifyListener(path: dir.sub("notify"))
-        let old = SpawnedDaemon(
-            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
-            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "200000"]
-        )
-        try await old.start()
-        try await waitUntil("READY=1") { systemd.count("READY=1") == 1 }
-        try await TestConnection.open(socketPath: old.socketPath) { connection throws in
-            _ = try await connection.request(1, "dispatch", Params.set("/n", 1))
-        }
+        let (systemd, old) = try await Self.watchedDaemonHolding1(in: dir)
         // Reaped with `waitpid` as soon as it ends (Foundation's `Process` reaps late on a busy
         // machine), though it leaves a detached daemon behind.
         let reload = try await SpawnedProcess(
@@ -155,16 +164,7 @@ extension ReeldSystemdTests {
     /// with the socket, not only in the answer that was lost).
     @Test func aNewcomerWhoseHandOverAnswerWasLostStillFeedsTheWatchdog() async throws {
         let dir = try TemporaryDirectory()
-        let systemd = try NotifyListener(path: dir.sub("notify"))
-        let old = SpawnedDaemon(
-            dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"),
-            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "200000", "REEL_CRASH_POINT": "handover.sent"]
-        )
-        try await old.start()
-        try await waitUntil("READY=1") { systemd.count("READY=1") == 1 }
-        try await TestConnection.open(socketPath: old.socketPath) { connection throws in
-            _ = try await connection.request(1, "dispatch", Params.set("/n", 1))
-        }
+        let (systemd, old) = try await Self.watchedDaemonHolding1(in: dir, environment: ["REEL_CRASH_POINT": "handover.sent"])
         let new = try SpawnedProcess(
             try PackageExecutable.url("reeld").path,
             ["--data-dir", dir.sub("data"), "--socket", dir.sub("reel.sock"), "--log-level", "warning", "--take-over"],
