@@ -5,9 +5,10 @@
 /// a patch operation. A `Dictionary` hashes every key it stores or looks up with SipHash, seeded
 /// and finalized per key, and allocates a table with a bitmap: decoding a payload, reading its two
 /// members and freeing it cost about twice what the same in an array costs. So the members are an
-/// array of entries, found by comparing keys (a short key is compared as two machine words), and
-/// only an object past ``indexedFromCount`` members also keeps a dictionary from key to position.
-/// Removing a member moves the last one into its place.
+/// array of entries, found by comparing keys in turn (as `String`s: canonically equivalent
+/// spellings are one key, as in a `Dictionary`), and only an object past ``indexedFromCount``
+/// members also keeps a dictionary from key to position. Removing a member moves the last one
+/// into its place.
 public struct JSONObject: Sendable {
     public typealias Element = (key: String, value: JSONValue)
 
@@ -90,7 +91,7 @@ public struct JSONObject: Sendable {
         set { updateValue(newValue, forKey: key) }
     }
 
-    /// The member at a position from ``index(forKey:)``; its value may be edited in place.
+    /// The member at a position from ``index(forKey:)`` (``subscript(valueAt:)`` edits its value).
     @inlinable public subscript(position index: Int) -> Element {
         (entries[index].key, entries[index].value)
     }
