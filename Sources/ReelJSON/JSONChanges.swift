@@ -153,7 +153,7 @@ public struct JSONChangeRecorder: Sendable {
     private mutating func markChanged(_ tokens: [String]) -> PointerTree.Node {
         let cached = tokens.count >= 2 && tree.count >= Self.pathCacheFromNodes
         let hash = cached ? PointerTree.hash(of: tokens) : 0
-        if cached, nodesByPath.count > 0, let node = tree.node(of: tokens, hash: hash, in: nodesByPath) {
+        if cached, let node = tree.node(of: tokens, hash: hash, in: nodesByPath) {
             markWithAncestors(node)
             return node
         }

@@ -46,14 +46,17 @@ enum TokenHash {
 /// An open-addressed table of node numbers, for a caller that keeps its keys elsewhere (by node)
 /// and compares them itself. Each slot packs 32 bits of a key's hash (high half) with its node
 /// plus one (low half; zero is an empty slot): a probe looks at a key only when those bits agree,
-/// and the table grows without asking for the keys again. Linear probing, at most half full.
+/// and the table grows without asking for the keys again. Linear probing, at most half full; no
+/// storage until the first insertion (the writer's recorder makes two tables per commit, and its
+/// path cache stays unused).
 struct NodeTable: Sendable {
-    private var slots: [UInt64] = Array(repeating: 0, count: 16)
+    private var slots: [UInt64] = []
     private(set) var count = 0
 
     /// The node whose key has `hash` and satisfies `matches`, or `nil`.
     @inline(__always)
     func find(hash: UInt64, matches: (Int32) -> Bool) -> Int32? {
+        guard count > 0 else { return nil }
         let bits = UInt64(UInt32(truncatingIfNeeded: hash))
         let mask = slots.count - 1
         var index = Int(bits) & mask
@@ -72,7 +75,7 @@ struct NodeTable: Sendable {
     mutating func insert(_ node: Int32, hash: UInt64) {
         if (count + 1) * 2 > slots.count {
             let old = slots
-            slots = Array(repeating: 0, count: old.count * 2)
+            slots = Array(repeating: 0, count: max(16, old.count * 2))
             for slot in old where slot != 0 { place(slot) }
         }
         place(UInt64(UInt32(truncatingIfNeeded: hash)) << 32 | UInt64(UInt32(node + 1)))
