@@ -211,6 +211,8 @@ public struct JSONChangeRecorder: Sendable {
         guard old?.hasChildren == true || new?.hasChildren == true else { return old != new }
         switch (old, new) {
         case let (.object(a)?, .object(b)?):
+            // A copy not edited since (as `==` would find at once).
+            if a.sharesStorage(with: b) { return false }
             var shared = 0
             for (key, value) in a {
                 if let other = b[key] {
@@ -224,6 +226,9 @@ public struct JSONChangeRecorder: Sendable {
                 for (key, value) in b where a[key] == nil { differing.append((key, .none, value)) }
             }
         case let (.array(a)?, .array(b)?):
+            if a.count == b.count, a.withUnsafeBufferPointer({ x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }) {
+                return false
+            }
             for index in 0..<max(a.count, b.count) {
                 let before: JSONValue? = index < a.count ? .some(a[index]) : .none
                 let after: JSONValue? = index < b.count ? .some(b[index]) : .none

@@ -13,7 +13,7 @@ extension JSONPatch {
     /// (with `JSONValue.==`, so `1` and `1.0` count as equal). No `move` or `copy` is produced.
     ///
     /// Unchanged subtrees that share storage with the other document (as successive versions
-    /// of an edited state do) are skipped without being walked, because array and dictionary
+    /// of an edited state do) are skipped without being walked, because array and object
     /// equality first checks whether both sides are the same buffer.
     ///
     /// - Parameters:

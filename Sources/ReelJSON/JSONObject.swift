@@ -212,13 +212,23 @@ extension JSONObject: Sequence {
 }
 
 extension JSONObject: Equatable {
-    /// The same keys with equal values, whatever their order.
+    /// The same keys with equal values, whatever their order. Two objects that share their
+    /// storage (successive versions of a state do, below what an edit changed) are equal at once,
+    /// as `Array`s and `Dictionary`s are: a diff skips such a subtree without walking it.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
+        if lhs.sharesStorage(with: rhs) { return true }
         for entry in lhs.entries {
             guard let other = rhs[entry.key], other == entry.value else { return false }
         }
         return true
+    }
+}
+
+extension JSONObject {
+    /// Whether both hold the same storage (so the same members): a copy not edited since.
+    func sharesStorage(with other: JSONObject) -> Bool {
+        !entries.isEmpty && entries.withUnsafeBufferPointer { a in other.entries.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
     }
 }
 

@@ -113,8 +113,8 @@ struct JSONParser {
             index += 1
             return .object([:])
         }
-        // Room for a few members up front: growing from empty rehashes at 1 and 3 members, which cost
-        // a third of parsing a typical small object.
+        // Room for a few members up front (a payload's usual count): growing from empty
+        // reallocates at 1, 2 and 3 members.
         var object = JSONObject(minimumCapacity: 4)
         while true {
             guard index < count, base[index] == UInt8(ascii: "\"") else { throw expected("'\"' to start an object key") }

@@ -3,8 +3,8 @@
 // Every mutation here works on the document in place. A container is edited by moving its
 // payload out (`takeMembers`/`takeElements`, which leave `.null` behind so the payload holds the
 // only reference), editing it, and putting it back. Without that step the payload would be shared
-// by the enum and the local copy, and the first write would copy the whole array or dictionary:
-// one edit of a 100,000-member object would cost 100,000 member copies instead of one hash insert.
+// by the enum and the local copy, and the first write would copy the whole array or object: one
+// edit of a 100,000-member object would cost 100,000 member copies instead of one insert.
 //
 // Each mutation checks everything that can fail before it changes anything, so a thrown error
 // leaves the document exactly as it was. `JSONPatch` relies on that for its undo log.

@@ -98,3 +98,19 @@ extension JSONObjectTests {
         #expect((try? JSONValue(binary: object(["c", "a", "b"])))?.objectValue?.count == 3)
     }
 }
+
+extension JSONObjectTests {
+    /// Objects sharing their storage are equal without their members being compared (what lets a
+    /// diff or the change recorder skip an unchanged subtree of a large state): a member no value
+    /// equals, a NaN, shows which way the answer came.
+    @Test func objectsSharingStorageAreEqualAtOnce() {
+        let object: JSONObject = ["x": .double(.nan), "y": 1]
+        let copy = object
+        #expect(copy == object, "the same storage")
+        #expect(JSONObject(object.dictionary) != object, "storage of its own: NaN is not equal to itself")
+        var edited = object
+        edited["y"] = 2
+        #expect(edited != object)
+        #expect(JSONValue.object(["a": .object(object)]) == JSONValue.object(["a": .object(copy)]), "a shared subtree inside new parents")
+    }
+}
