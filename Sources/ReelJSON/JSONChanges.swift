@@ -226,9 +226,7 @@ public struct JSONChangeRecorder: Sendable {
                 for (key, value) in b where a[key] == nil { differing.append((key, .none, value)) }
             }
         case let (.array(a)?, .array(b)?):
-            if a.count == b.count, a.withUnsafeBufferPointer({ x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }) {
-                return false
-            }
+            if a.sharesStorage(with: b) { return false }
             for index in 0..<max(a.count, b.count) {
                 let before: JSONValue? = index < a.count ? .some(a[index]) : .none
                 let after: JSONValue? = index < b.count ? .some(b[index]) : .none

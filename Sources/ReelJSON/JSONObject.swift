@@ -228,7 +228,14 @@ extension JSONObject: Equatable {
 extension JSONObject {
     /// Whether both hold the same storage (so the same members): a copy not edited since.
     func sharesStorage(with other: JSONObject) -> Bool {
-        !entries.isEmpty && entries.withUnsafeBufferPointer { a in other.entries.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        entries.sharesStorage(with: other.entries)
+    }
+}
+
+extension Array {
+    /// Whether both hold the same non-empty buffer (so the same elements): a copy not edited since.
+    func sharesStorage(with other: [Element]) -> Bool {
+        !isEmpty && withUnsafeBufferPointer { a in other.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
     }
 }
 

@@ -65,13 +65,10 @@ public final class ChangeIndexBuild: Sendable {
                     lastReport = now
                     logger.info("building the change index in the background: seq \(reached) of \(max(target, reached))")
                 },
-                stop: { self.stopping.load(ordering: .relaxed) },
-                // Refused: the index moved, which only the applier's continuing entries do (the
-                // build has caught up).
-                append: { lists throws(StoreError) in
-                    do throws(StorageError) { return try directory.appendToChangeIndex(lists) } catch { throw StoreError(error) }
-                }
+                stop: { self.stopping.load(ordering: .relaxed) }
             )
+            // Ended early when an append was refused: the index moved, which only the applier's
+            // continuing entries do (the build has caught up).
             indexed = outcome.through
             if !stopping.load(ordering: .relaxed) {
                 logger.info("change index brought up to date", metadata: ["through": "\(indexed)", "took": "\(ContinuousClock.now - started)"])

@@ -16,7 +16,7 @@ extension Timeline {
     /// Folds the actions after `start` into change lists in commits of at most `commitSize`
     /// (``changeListsOnAllCores(from:through:state:minimumPart:progress:stop:)``), until `latest`
     /// (asked before each commit: the log may grow meanwhile), and hands each commit's lists to
-    /// `append`, in order.
+    /// `append` (by default the directory's `appendToChangeIndex`), in order.
     ///
     /// Each append (LMDB's puts, a tenth of a commit's time, on one core) runs on a thread of its
     /// own while the next commit folds on every core: done one after the other, one core idled
@@ -26,8 +26,9 @@ extension Timeline {
     func foldChangeIndexCommits(
         after start: UInt64, state: inout State, commitSize: UInt64, minimumPart: UInt64,
         latest: () throws(StoreError) -> UInt64, progress: ((UInt64) -> Void)? = nil, stop: (@Sendable () -> Bool)? = nil,
-        append: @escaping @Sendable (ChangeLists) throws(StoreError) -> Bool
+        append: (@Sendable (ChangeLists) throws(StoreError) -> Bool)? = nil
     ) throws(StoreError) -> ChangeIndexCommitsOutcome {
+        let append = append ?? Self.appendToIndex(of: directory)
         var outcome = ChangeIndexCommitsOutcome(through: start, moved: false)
         var running: (end: UInt64, append: BackgroundAppend)?
         // Waits for the running append, if any; `false` when it was refused.
@@ -61,6 +62,19 @@ extension Timeline {
             throw error
         }
         return outcome
+    }
+}
+
+extension Timeline {
+    /// Appends lists to `directory`'s change index (``foldChangeIndexCommits``'s default).
+    fileprivate static func appendToIndex(of directory: DataDirectory) -> @Sendable (ChangeLists) throws(StoreError) -> Bool {
+        { (lists: ChangeLists) throws(StoreError) -> Bool in
+            do throws(StorageError) {
+                return try directory.appendToChangeIndex(lists)
+            } catch {
+                throw StoreError(error)
+            }
+        }
     }
 }
 

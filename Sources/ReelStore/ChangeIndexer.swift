@@ -93,10 +93,7 @@ final class ChangeIndexer<State: StoreState>: ChangeIndexFeed {
             var state = try timeline.state(at: indexed)
             let outcome = try timeline.foldChangeIndexCommits(
                 after: indexed, state: &state, commitSize: catchUpCommitSize, minimumPart: minimumPart, latest: { latest },
-                progress: progress,
-                append: { lists throws(StoreError) in
-                    do throws(StorageError) { return try directory.appendToChangeIndex(lists) } catch { throw StoreError(error) }
-                }
+                progress: progress
             )
             guard !outcome.moved else { throw StoreError(.storage, "the change index moved while it was being brought up to date") }
             indexed = outcome.through
