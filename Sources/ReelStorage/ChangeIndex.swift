@@ -176,127 +176,6 @@ public struct ChangePostings: Sendable {
     public var postingCount: Int { entries.count }
 }
 
-/// The lists of a run of consecutive actions as the index stores them: one per kind and pointer,
-/// named by its key prefix (``ChangeIndexKeys/prefix(_:_:)``), in key order, each with its seqs in
-/// order.
-///
-/// What a part of a build hands over: each part works out its own lists on its own core, and the
-/// parts' lists are joined by merging them in key order (``joining(_:)``), where joining the
-/// parts' postings re-interned every part's pointers and listed them all on one core, a quarter
-/// of building the index.
-///
-/// The lists lie in three arrays, whatever their number (a part of a build has about 100,000):
-/// the prefixes one after another, the seqs one after another, and where each list's are. With
-/// two arrays per list, allocating them, copying them into the joined lists and freeing them
-/// was a fifth of the build's time after its folds.
-public struct ChangeLists: Sendable {
-    /// Where a list's prefix and seqs are in ``prefixBytes`` and ``seqs``.
-    struct Span {
-        var prefixStart: Int
-        var prefixEnd: Int
-        var seqStart: Int
-        var seqEnd: Int
-    }
-
-    /// The seqs covered (every action of the run, whether it changed anything or not).
-    public private(set) var first: UInt64?
-    public private(set) var last: UInt64?
-    /// The lists, in the order of their prefixes.
-    private(set) var spans: [Span] = []
-    private(set) var prefixBytes: [UInt8] = []
-    private(set) var seqs: [UInt64] = []
-
-    public init(_ postings: ChangePostings) {
-        first = postings.first
-        last = postings.last
-        let tree = postings.recorder.tree
-        let flat = postings.flatLists()
-        seqs = flat.seqs
-        spans.reserveCapacity(flat.nodes.count)
-        for (index, node) in flat.nodes.enumerated() {
-            let prefixStart = prefixBytes.count
-            ChangeIndexKeys.appendPrefix(node >= 0 ? .changed : .unfollowed, of: node >= 0 ? node : ~node, in: tree, to: &prefixBytes)
-            spans.append(Span(prefixStart: prefixStart, prefixEnd: prefixBytes.count, seqStart: flat.starts[index], seqEnd: flat.starts[index + 1]))
-        }
-        prefixBytes.withUnsafeBufferPointer { bytes in
-            spans.sort { ChangeIndexKeys.compare(bytes[$0.prefixStart..<$0.prefixEnd], bytes[$1.prefixStart..<$1.prefixEnd]) < 0 }
-        }
-    }
-
-    private init(first: UInt64?, last: UInt64?) {
-        self.first = first
-        self.last = last
-    }
-
-    /// Calls `body` with each list's prefix and seqs, in key order.
-    func forEachList<E: Error>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt64>) throws(E) -> Void) throws(E) {
-        try prefixBytes.withUnsafeBufferPointer { (prefixes: UnsafeBufferPointer<UInt8>) throws(E) in
-            try seqs.withUnsafeBufferPointer { (seqs: UnsafeBufferPointer<UInt64>) throws(E) in
-                for span in spans {
-                    try body(
-                        UnsafeBufferPointer(rebasing: prefixes[span.prefixStart..<span.prefixEnd]),
-                        UnsafeBufferPointer(rebasing: seqs[span.seqStart..<span.seqEnd])
-                    )
-                }
-            }
-        }
-    }
-
-    /// Every list as arrays of its own, in key order (for tests and small runs).
-    var lists: [(prefix: [UInt8], seqs: [UInt64])] {
-        var lists: [(prefix: [UInt8], seqs: [UInt64])] = []
-        forEachList { prefix, seqs in lists.append((Array(prefix), Array(seqs))) }
-        return lists
-    }
-
-    /// The lists of `parts`, runs that each follow the one before (an empty run aside): a
-    /// pointer's seqs are its parts' seqs one after the other.
-    public static func joining(_ parts: [ChangeLists]) -> ChangeLists {
-        let parts = parts.filter { $0.first != nil }
-        guard parts.count > 1 else { return parts.first ?? ChangeLists(first: nil, last: nil) }
-        for (earlier, later) in zip(parts, parts.dropFirst()) {
-            precondition(earlier.last! + 1 == later.first!, "joined change lists must follow each other")
-        }
-        // One merge of every part in key order, into arrays of at most the parts' sizes.
-        var joined = ChangeLists(first: parts.first!.first, last: parts.last!.last)
-        joined.spans.reserveCapacity(parts.map(\.spans.count).max()!)
-        joined.prefixBytes.reserveCapacity(parts.map(\.prefixBytes.count).max()!)
-        joined.seqs.reserveCapacity(parts.reduce(0) { $0 + $1.seqs.count })
-        var heads = [Int](repeating: 0, count: parts.count)
-        var holders: [Int] = []
-        while true {
-            holders.removeAll(keepingCapacity: true)
-            var least: (part: Int, span: Span)?
-            for part in parts.indices where heads[part] < parts[part].spans.count {
-                let span = parts[part].spans[heads[part]]
-                let order = least.map { least in
-                    parts[part].prefixBytes.withUnsafeBufferPointer { a in
-                        parts[least.part].prefixBytes.withUnsafeBufferPointer { b in
-                            ChangeIndexKeys.compare(a[span.prefixStart..<span.prefixEnd], b[least.span.prefixStart..<least.span.prefixEnd])
-                        }
-                    }
-                } ?? -1
-                if order < 0 {
-                    least = (part, span)
-                    holders.removeAll(keepingCapacity: true)
-                }
-                if order <= 0 { holders.append(part) }
-            }
-            guard let least else { break }
-            let prefixStart = joined.prefixBytes.count
-            let seqStart = joined.seqs.count
-            joined.prefixBytes.append(contentsOf: parts[least.part].prefixBytes[least.span.prefixStart..<least.span.prefixEnd])
-            for part in holders {
-                let span = parts[part].spans[heads[part]]
-                joined.seqs.append(contentsOf: parts[part].seqs[span.seqStart..<span.seqEnd])
-                heads[part] += 1
-            }
-            joined.spans.append(Span(prefixStart: prefixStart, prefixEnd: joined.prefixBytes.count, seqStart: seqStart, seqEnd: joined.seqs.count))
-        }
-        return joined
-    }
-}
-
 extension Array where Element == UInt64 {
     /// Appends `seq` unless it is already the last element (two pointers of one action that fall
     /// into one list).
@@ -387,6 +266,40 @@ enum ChangeIndexKeys {
         }
         RecordChecksum.seal(&writer.bytes, seed: RecordChecksum.seed(ofKey: key))
         return writer.bytes
+    }
+
+    /// The most bytes ``encodeChunk(_:key:into:)`` writes: a version, three varints of up to ten
+    /// bytes, a delta per seq after the first, the checksum.
+    static let maxChunkBytes = 1 + 3 * 10 + (chunkCapacity - 1) * 10 + RecordChecksum.byteCount
+
+    /// ``encode(_:key:)`` of a chunk of `seqs` (1…``chunkCapacity``, rising), written into
+    /// `buffer` (at least ``maxChunkBytes``): the build's lists are written a chunk at a time
+    /// with nothing allocated. Returns how many bytes it wrote.
+    static func encodeChunk(_ seqs: Slice<UnsafeBufferPointer<UInt64>>, key: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(!seqs.isEmpty && seqs.count <= chunkCapacity && buffer.count >= maxChunkBytes)
+        var count = 0
+        func write(_ value: UInt64) {
+            var value = value
+            while value >= 0x80 {
+                buffer[count] = UInt8(truncatingIfNeeded: value) | 0x80
+                count += 1
+                value >>= 7
+            }
+            buffer[count] = UInt8(value)
+            count += 1
+        }
+        buffer[0] = chunkVersion
+        count = 1
+        write(UInt64(seqs.count))
+        write(seqs.last!)
+        var previous = seqs.first!
+        for seq in seqs.dropFirst() {
+            write(seq - previous)
+            previous = seq
+        }
+        let sum = RecordChecksum.of(UnsafeRawBufferPointer(rebasing: buffer[..<count]), seed: RecordChecksum.seed(ofKey: key))
+        withUnsafeBytes(of: sum.littleEndian) { UnsafeMutableRawBufferPointer(rebasing: buffer[count...]).copyMemory(from: $0) }
+        return count + RecordChecksum.byteCount
     }
 
     static func decode(_ value: UnsafeRawBufferPointer, key: [UInt8], first: UInt64) throws(StorageError) -> [UInt64] {

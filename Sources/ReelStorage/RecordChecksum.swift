@@ -23,7 +23,12 @@ package enum RecordChecksum {
     /// The seed for records whose key is not a seq (idempotency keys, metadata names).
     static func seed(ofKey key: some Sequence<UInt8>) -> UInt64 {
         let bytes = Array(key)
-        return bytes.withUnsafeBytes { XXH3_64bits($0.baseAddress, $0.count) }
+        return bytes.withUnsafeBytes { seed(ofKey: $0) }
+    }
+
+    /// ``seed(ofKey:)-(Sequence<UInt8>)`` of a key in place.
+    static func seed(ofKey key: UnsafeRawBufferPointer) -> UInt64 {
+        XXH3_64bits(key.baseAddress, key.count)
     }
 
     /// Appends the checksum of everything in `record` so far.

@@ -59,6 +59,31 @@ import Testing
         #expect(joined.lists.contains { $0.prefix == ChangeIndexKeys.prefix(.unfollowed, "/deep/" + String(repeating: "x", count: 300)) })
     }
 
+    /// The chunks a build writes from a buffer are the bytes ``ChangeIndexKeys/encode(_:key:)``
+    /// makes, which the reader decodes: chunks of 1 to 128 seqs, gaps of every varint length.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func chunksEncodedInPlaceAreTheChunksEncoded(seed: UInt64) throws {
+        var random = SeededGenerator(state: seed)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ChangeIndexKeys.maxChunkBytes, alignment: 8)
+        defer { buffer.deallocate() }
+        for count in [1, 2, 127, 128] + (0..<20).map({ _ in Int.random(in: 1...128, using: &random) }) {
+            var seqs = [UInt64.random(in: 1...(1 << 40), using: &random)]
+            for _ in 1..<count {
+                let gap = UInt64.random(in: 1...(1 << UInt64.random(in: 1...56, using: &random)), using: &random)
+                seqs.append(seqs.last! + gap)
+            }
+            let key = ChangeIndexKeys.key(ChangeIndexKeys.prefix(.changed, "/a/\(count)"), seqs[0])
+            let expected = ChangeIndexKeys.encode(ChangeIndexKeys.Chunk(first: seqs[0], seqs: seqs), key: key)
+            let written = seqs.withUnsafeBufferPointer { seqs in
+                key.withUnsafeBytes { key in
+                    Array(buffer[..<ChangeIndexKeys.encodeChunk(seqs[...], key: key, into: buffer)])
+                }
+            }
+            #expect(written == expected, "\(count) seqs")
+            #expect(try written.withUnsafeBytes { try ChangeIndexKeys.decode($0, key: key, first: seqs[0]) } == seqs)
+        }
+    }
+
     @Test func joiningNothingOrEmptyRunsCoversNothing() {
         let empty = ChangeLists(ChangePostings())
         #expect(ChangeLists.joining([]).first == nil)
