@@ -7,8 +7,8 @@
 /// members and freeing it cost about twice what the same in an array costs. So the members are an
 /// array of entries, found by comparing keys in turn (as `String`s: canonically equivalent
 /// spellings are one key, as in a `Dictionary`), and only an object past ``indexedFromCount``
-/// members also keeps a dictionary from key to position. Removing a member moves the last one
-/// into its place.
+/// members also keeps a table of where each key is (``KeyPositions``). Removing a member moves
+/// the last one into its place.
 public struct JSONObject: Sendable {
     public typealias Element = (key: String, value: JSONValue)
 
@@ -26,21 +26,21 @@ public struct JSONObject: Sendable {
     @usableFromInline var entries: [Entry]
     /// Each key's position in ``entries`` once there were more than ``indexedFromCount`` (empty
     /// before, and again only when the object is).
-    @usableFromInline var positions: [String: Int]
+    @usableFromInline var positions: KeyPositions
 
-    /// Past this many members, keys are found through a dictionary rather than compared in turn.
+    /// Past this many members, keys are found through a table rather than compared in turn.
     @usableFromInline static let indexedFromCount = 12
 
     @inlinable public init() {
         entries = []
-        positions = [:]
+        positions = KeyPositions()
     }
 
     /// An empty object with room for `minimumCapacity` members.
     @inlinable public init(minimumCapacity: Int) {
         entries = []
         entries.reserveCapacity(minimumCapacity)
-        positions = [:]
+        positions = KeyPositions()
     }
 
     /// An object of `members`, whose keys must differ (as `Dictionary(uniqueKeysWithValues:)`).
@@ -67,7 +67,7 @@ public struct JSONObject: Sendable {
 
     /// The position of `key`'s member, or `nil`.
     @inlinable public func index(forKey key: String) -> Int? {
-        if !positions.isEmpty { return positions[key] }
+        if !positions.isEmpty { return positions.position(of: key, in: entries) }
         return entries.withUnsafeBufferPointer { buffer in
             for index in buffer.indices where buffer[index].key == key { return index }
             return nil
@@ -127,12 +127,13 @@ public struct JSONObject: Sendable {
     public mutating func remove(at index: Int) -> Element {
         let removed = entries[index]
         let last = entries.count - 1
+        if !positions.isEmpty { positions.remove(removed.key, at: index) }
         if index != last {
             entries.swapAt(index, last)
-            if !positions.isEmpty { positions[entries[index].key] = index }
+            if !positions.isEmpty { positions.move(entries[index].key, from: last, to: index) }
         }
         entries.removeLast()
-        if !positions.isEmpty { positions.removeValue(forKey: removed.key) }
+        if entries.isEmpty { positions = KeyPositions() }
         return (removed.key, removed.value)
     }
 
@@ -141,12 +142,10 @@ public struct JSONObject: Sendable {
     mutating func appendNew(_ key: String, _ value: JSONValue) {
         entries.append(Entry(key: key, value: value))
         if !positions.isEmpty {
-            positions[key] = entries.count - 1
+            positions.insert(key, at: entries.count - 1, count: entries.count)
         } else if entries.count > Self.indexedFromCount {
             // Room for what the entries have room for: a decoder reserves an object's count.
-            var index = [String: Int](minimumCapacity: Swift.max(entries.capacity, entries.count * 2))
-            for (position, entry) in entries.enumerated() { index[entry.key] = position }
-            positions = index
+            positions = KeyPositions(entries, capacity: Swift.max(entries.capacity, entries.count))
         }
     }
 
@@ -158,12 +157,12 @@ public struct JSONObject: Sendable {
     /// Copies the storage when another object shares it (the values themselves stay shared).
     public mutating func unshareStorage() {
         entries.reserveCapacity(entries.capacity)
-        if !positions.isEmpty { positions.reserveCapacity(positions.capacity) }
+        if !positions.isEmpty { positions.unshareStorage() }
     }
 
     public mutating func removeAll() {
         entries.removeAll()
-        positions = [:]
+        positions = KeyPositions()
     }
 
     /// The keys, in the members' order.

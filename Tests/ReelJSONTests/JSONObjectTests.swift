@@ -8,13 +8,17 @@ import Testing
     /// SplitMix64: the same edits for the same seed.
     typealias Random = JSONChangeRecorderTests.Random
 
-    @Test(arguments: [1, 2, 3, 4]) func randomEditsAnswerAsADictionary(seed: UInt64) {
+    /// Keys from a pool of 40 grow objects past the index's threshold and shrink them below it; of
+    /// 400, to hundreds of members (the table grows, and removals shift its probe runs back).
+    /// Canonically equivalent spellings are in the pool: one key, as in a `Dictionary`.
+    @Test(arguments: [(1, 40), (2, 40), (3, 40), (4, 40), (5, 400), (6, 400)] as [(UInt64, Int)])
+    func randomEditsAnswerAsADictionary(seed: UInt64, poolSize: Int) {
         var random = Random(state: seed)
         var object = JSONObject()
         var model: [String: JSONValue] = [:]
-        // Keys from a pool of 40: objects grow past the index's threshold and shrink below it.
-        let pool = (0..<40).map { "key\($0)" } + ["", "é", "a/b", "~", String(repeating: "long", count: 10)]
-        for step in 0..<4_000 {
+        let pool = (0..<poolSize).map { "key\($0)" } + ["", "é", "a/b", "~", String(repeating: "long", count: 10)]
+            + ["K", "\u{212A}", "\u{E9}", "e\u{301}", "日本", "a;", "a\u{37E}"]
+        for step in 0..<(poolSize * 100) {
             let key = pool.randomElement(using: &random)!
             let value = JSONValue.int(Int64(step))
             switch random.next() % 5 {
@@ -52,6 +56,15 @@ import Testing
         model["e\u{301}"] = 4
         #expect(object.count == model.count)
         #expect(object.dictionary == model)
+
+        // The same past the count from which keys are found through a table.
+        var large = JSONObject(uniqueKeysWithValues: (0..<20).map { ("filler\($0)", JSONValue.int(0)) })
+        var largeModel = large.dictionary
+        for (key, value) in [("K", 1), ("\u{E9}", 2), ("\u{212A}", 3), ("e\u{301}", 4), ("a\u{37E}", 5), ("a;", 6)] as [(String, JSONValue)] {
+            #expect(large.updateValue(value, forKey: key) == largeModel.updateValue(value, forKey: key))
+        }
+        #expect(large.count == 23 && large.dictionary == largeModel)
+        #expect(large.removeValue(forKey: "K") == 3 && large["\u{212A}"] == nil)
     }
 
     @Test func encodesInCanonicalOrderWhateverTheOrderOfItsMembers() throws {
