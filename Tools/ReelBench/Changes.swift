@@ -73,11 +73,19 @@ extension ReelBench {
             // The index built from the log, at the open of a store.
             options.changeIndex = true
             let buildStart = clock.now
+            let cpuStart = processCPUSeconds()
             let store = try Store(path: path, definition: .stock, options: options, logger: Self.quietLogger)
             let servingSeconds = (clock.now - buildStart).seconds
             await store.changeIndexCaughtUp()
             let buildSeconds = (clock.now - buildStart).seconds
+            // The process's CPU through the build (nothing else runs meanwhile): steadier than the
+            // wall time from one phase of a shared machine to the next, to compare two builds by.
+            let buildCPU = processCPUSeconds() - cpuStart
             print(String(format: "changes: the store serving %.2f s after the open began (the index built in the background)", servingSeconds))
+            print(String(
+                format: "changes: the build's CPU %.2f s (%.2f µs per action, %.2f cores busy on average)",
+                buildCPU, buildCPU / Double(size) * 1e6, buildCPU / buildSeconds
+            ))
             let timeline = store.timeline
             let sizes = try store.directory.logAndChangeIndexBytes()
             print(String(
