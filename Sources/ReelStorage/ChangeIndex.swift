@@ -254,26 +254,22 @@ enum ChangeIndexKeys {
         var seqs: [UInt64]
     }
 
+    /// ``encodeChunk(_:key:into:)`` into an array of its own (a list's newest chunk, filled up).
     static func encode(_ chunk: Chunk, key: [UInt8]) -> [UInt8] {
-        var writer = BinaryWriter(reservingCapacity: 16 + chunk.seqs.count * 2)
-        writer.writeUInt8(chunkVersion)
-        writer.writeVarint(UInt64(chunk.seqs.count))
-        writer.writeVarint(chunk.seqs.last!)
-        var previous = chunk.seqs[0]
-        for seq in chunk.seqs.dropFirst() {
-            writer.writeVarint(seq - previous)
-            previous = seq
+        [UInt8](unsafeUninitializedCapacity: maxChunkBytes) { bytes, count in
+            count = chunk.seqs.withUnsafeBufferPointer { seqs in
+                key.withUnsafeBytes { key in encodeChunk(seqs[...], key: key, into: UnsafeMutableRawBufferPointer(bytes)) }
+            }
         }
-        RecordChecksum.seal(&writer.bytes, seed: RecordChecksum.seed(ofKey: key))
-        return writer.bytes
     }
 
     /// The most bytes ``encodeChunk(_:key:into:)`` writes: a version, three varints of up to ten
     /// bytes, a delta per seq after the first, the checksum.
     static let maxChunkBytes = 1 + 3 * 10 + (chunkCapacity - 1) * 10 + RecordChecksum.byteCount
 
-    /// ``encode(_:key:)`` of a chunk of `seqs` (1…``chunkCapacity``, rising), written into
-    /// `buffer` (at least ``maxChunkBytes``): the build's lists are written a chunk at a time
+    /// A chunk of `seqs` (1…``chunkCapacity``, rising) stored under `key`, written into `buffer`
+    /// (at least ``maxChunkBytes``): version, count, last seq, the deltas after the first, the
+    /// checksum seeded with the key. The build's lists are written a chunk at a time this way,
     /// with nothing allocated. Returns how many bytes it wrote.
     static func encodeChunk(_ seqs: Slice<UnsafeBufferPointer<UInt64>>, key: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         precondition(!seqs.isEmpty && seqs.count <= chunkCapacity && buffer.count >= maxChunkBytes)

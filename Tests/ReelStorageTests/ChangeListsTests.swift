@@ -59,8 +59,9 @@ import Testing
         #expect(joined.lists.contains { $0.prefix == ChangeIndexKeys.prefix(.unfollowed, "/deep/" + String(repeating: "x", count: 300)) })
     }
 
-    /// The chunks a build writes from a buffer are the bytes ``ChangeIndexKeys/encode(_:key:)``
-    /// makes, which the reader decodes: chunks of 1 to 128 seqs, gaps of every varint length.
+    /// A chunk is the version, the count, the last seq and the deltas as varints, then the
+    /// checksum seeded with its key (written here the plain way, with a `BinaryWriter`), and the
+    /// reader decodes it: chunks of 1 to 128 seqs, gaps of every varint length.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func chunksEncodedInPlaceAreTheChunksEncoded(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
@@ -73,13 +74,20 @@ import Testing
                 seqs.append(seqs.last! + gap)
             }
             let key = ChangeIndexKeys.key(ChangeIndexKeys.prefix(.changed, "/a/\(count)"), seqs[0])
-            let expected = ChangeIndexKeys.encode(ChangeIndexKeys.Chunk(first: seqs[0], seqs: seqs), key: key)
+            var writer = BinaryWriter()
+            writer.writeUInt8(ChangeIndexKeys.chunkVersion)
+            writer.writeVarint(UInt64(seqs.count))
+            writer.writeVarint(seqs.last!)
+            for (earlier, later) in zip(seqs, seqs.dropFirst()) { writer.writeVarint(later - earlier) }
+            RecordChecksum.seal(&writer.bytes, seed: RecordChecksum.seed(ofKey: key))
+            let expected = writer.bytes
             let written = seqs.withUnsafeBufferPointer { seqs in
                 key.withUnsafeBytes { key in
                     Array(buffer[..<ChangeIndexKeys.encodeChunk(seqs[...], key: key, into: buffer)])
                 }
             }
             #expect(written == expected, "\(count) seqs")
+            #expect(ChangeIndexKeys.encode(ChangeIndexKeys.Chunk(first: seqs[0], seqs: seqs), key: key) == expected)
             #expect(try written.withUnsafeBytes { try ChangeIndexKeys.decode($0, key: key, first: seqs[0]) } == seqs)
         }
     }
