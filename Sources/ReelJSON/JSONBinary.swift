@@ -206,8 +206,8 @@ public struct BinaryReader {
         try readStringNotingASCII().string
     }
 
-    /// ``readString()``, and whether every byte of the string is ASCII.
-    mutating func readStringNotingASCII() throws(JSONError) -> (string: String, isASCII: Bool) {
+    /// ``readString()``, whether every byte of the string is ASCII, and its bytes in the buffer.
+    mutating func readStringNotingASCII() throws(JSONError) -> (string: String, isASCII: Bool, utf8: UnsafeBufferPointer<UInt8>) {
         let length = try readVarint()
         guard length <= UInt64(count - position), let base else { throw truncated("a string") }
         // Validated here rather than with String(validating:as:), whose generic path looks up type
@@ -232,7 +232,7 @@ public struct BinaryReader {
             }
         }
         position += Int(length)
-        return (makeString(utf8: utf8), isASCII)
+        return (makeString(utf8: utf8), isASCII, utf8)
     }
 
     /// Reads `byteCount` raw bytes into a new array.
@@ -287,26 +287,39 @@ public struct BinaryReader {
             // key before it, so new without a lookup — while every key is ASCII: ASCII keys are
             // equal only when their bytes are, where another key may be canonically equivalent
             // to one of other bytes (U+212A KELVIN SIGN and "K"), which `String` counts as equal.
-            // Once a key breaks that order or is not ASCII, each later one is looked up.
-            var greatest: String?
+            // Once a key breaks that order or is not ASCII, each later one is looked up. Keys are
+            // compared as the bytes in the buffer, not as the strings made of them.
+            var greatest: UnsafeBufferPointer<UInt8>?
             for index in 0..<memberCount {
                 let keyStart = position
-                let (key, isASCII) = try readStringNotingASCII()
+                let (key, isASCII, keyBytes) = try readStringNotingASCII()
                 let value = try readValue(depth: depth + 1, maxDepth: maxDepth)
-                if isASCII, let last = greatest, last.utf8.lexicographicallyPrecedes(key.utf8) {
+                if isASCII, let last = greatest, Self.precedes(last, keyBytes) {
                     members.appendNew(key, value)
-                    greatest = key
+                    greatest = keyBytes
                 } else {
                     if members.updateValue(value, forKey: key) != nil {
                         throw corrupt("object repeats the key \"\(key)\"", at: keyStart)
                     }
-                    greatest = index == 0 && isASCII ? key : nil
+                    greatest = index == 0 && isASCII ? keyBytes : nil
                 }
             }
             return .object(members)
         case let tag:
             throw corrupt("unknown tag 0x\(String(tag, radix: 16))", at: start)
         }
+    }
+
+    /// Whether `a` comes before `b` in the order of their bytes (a prefix first).
+    @inline(__always)
+    private static func precedes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let common = min(a.count, b.count)
+        var index = 0
+        while index < common {
+            if a[index] != b[index] { return a[index] < b[index] }
+            index += 1
+        }
+        return a.count < b.count
     }
 
     private func truncated(_ what: String) -> JSONError {

@@ -94,6 +94,29 @@ extension DataDirectory {
         }
     }
 
+    /// The seqs of `reducer`'s checkpoints in `first…last`, oldest first, from the records'
+    /// headers alone (a damaged one is found out when it is loaded).
+    public func checkpointSeqs(from first: UInt64, through last: UInt64, reducer: ReducerIdentity) throws(StorageError) -> [UInt64] {
+        do {
+            return try env.read { txn in
+                var seqs: [UInt64] = []
+                try txn.forEach(in: checkpoints, from: first) { key, value in
+                    let key = try Self.decodeSeq(key, checkpoints)
+                    guard key <= last else { return false }
+                    if case .success(let header) = Result(catching: { () throws(StorageError) in try decodeCheckpoint(key, value, headerOnly: true) }),
+                        header.reducer == reducer
+                    {
+                        seqs.append(key)
+                    }
+                    return true
+                }
+                return seqs
+            }
+        } catch {
+            throw Self.wrap(error, "cannot read checkpoints")
+        }
+    }
+
     private static func damagedOrigin(_ seq: UInt64, _ reason: String) -> StorageError {
         StorageError(.corrupt, "the state this history starts from (the checkpoint at seq \(seq)) is damaged: \(reason); import the bundle again")
     }

@@ -14,8 +14,14 @@ import Synchronization
 /// replay), so it is done only where at least ``minimumSplit`` actions are left.
 ///
 /// A part reports every ``checkEvery`` seqs how far it is (``reached(_:part:progress:)``), under
-/// the lock a split takes, and a split's boundary is the next such seq past the split point: the
-/// part is told there that it ends, having folded exactly up to it.
+/// the lock a split takes, and is told there where it ends: a split's boundary is never before
+/// the part's next report, so the part has not folded past it.
+///
+/// A part that starts right after a checkpoint finds its first state in the checkpoint alone;
+/// one that starts anywhere else also replays from the checkpoint before it, up to an interval
+/// (a twentieth of a million-action build went to those replays). So parts start right after
+/// checkpoints where there are some (``init(first:last:count:checkEvery:minimumSplit:checkpoints:)``),
+/// and a split's boundary is the checkpoint nearest the middle of what is left.
 final class ChangeIndexParts: Sendable {
     /// A part to fold: its index, first seq, and last seq as it stood when it was taken.
     struct Taken {
@@ -45,18 +51,56 @@ final class ChangeIndexParts: Sendable {
     let checkEvery: UInt64
     /// The fewest actions left in a part for its back half to be split off.
     let minimumSplit: UInt64
+    /// The seqs of the checkpoints a part may start after, in order.
+    private let checkpoints: [UInt64]
 
-    /// `first…last` in `count` equal parts.
-    init(first: UInt64, last: UInt64, count: Int, checkEvery: UInt64, minimumSplit: UInt64) {
+    /// `first…last` in `count` parts of about equal length, each after the first starting right
+    /// after the checkpoint (of `checkpoints`, in order) before where an equal part would start,
+    /// when there is one past the part before.
+    init(first: UInt64, last: UInt64, count: Int, checkEvery: UInt64, minimumSplit: UInt64, checkpoints: [UInt64] = []) {
         precondition(0 < first && first <= last && count > 0 && checkEvery > 0 && checkEvery & (checkEvery - 1) == 0)
         let length = last - first + 1
-        let starts = (0..<count).map { first + length * UInt64($0) / UInt64(count) }
+        var starts: [UInt64] = []
+        for index in 0..<count {
+            let even = first + length * UInt64(index) / UInt64(count)
+            guard let previous = starts.last else {
+                starts.append(even)
+                continue
+            }
+            let after = Self.checkpoint(atOrBefore: even - 1, in: checkpoints).map { $0 + 1 }
+            starts.append(after.map { $0 > previous ? $0 : even } ?? even)
+        }
         board = Mutex(Board(parts: starts.indices.map { index in
             let start = starts[index]
             return Part(start: start, end: index + 1 < starts.count ? starts[index + 1] - 1 : last, reached: start - 1)
         }))
         self.checkEvery = checkEvery
         self.minimumSplit = max(minimumSplit, 2)
+        self.checkpoints = checkpoints
+    }
+
+    /// The newest of `checkpoints` (in order) at or before `seq`.
+    private static func checkpoint(atOrBefore seq: UInt64, in checkpoints: [UInt64]) -> UInt64? {
+        let index = firstIndex(after: seq, in: checkpoints)
+        return index > 0 ? checkpoints[index - 1] : nil
+    }
+
+    /// The checkpoint of `range` nearest `seq`, if any.
+    private static func checkpoint(nearest seq: UInt64, in range: ClosedRange<UInt64>, of checkpoints: [UInt64]) -> UInt64? {
+        let index = firstIndex(after: seq, in: checkpoints)
+        let around = [index > 0 ? checkpoints[index - 1] : nil, index < checkpoints.count ? checkpoints[index] : nil]
+        return around.compactMap { $0 }.filter(range.contains).min { $0.distance(to: seq).magnitude < $1.distance(to: seq).magnitude }
+    }
+
+    /// The index of the first of `checkpoints` (in order) after `seq`.
+    private static func firstIndex(after seq: UInt64, in checkpoints: [UInt64]) -> Int {
+        var low = 0
+        var high = checkpoints.count
+        while low < high {
+            let middle = (low + high) / 2
+            if checkpoints[middle] <= seq { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// The part to fold next: one nobody has taken, else the back half of the part that has the
@@ -71,11 +115,17 @@ final class ChangeIndexParts: Sendable {
             guard let index = board.parts.indices.max(by: { board.parts[$0].left < board.parts[$1].left }) else { return nil }
             let part = board.parts[index]
             guard part.left >= minimumSplit else { return nil }
-            // The first seq at which the part reports, at or after the middle of what it has left:
-            // it has not reported there yet (it reports under this lock), so it stops there.
+            // The part has folded at most up to its next report (it reports under this lock), so
+            // it can still end anywhere from there: at the checkpoint nearest the middle of what
+            // it has left, or else at the first report at or past the middle.
             let middle = part.reached + part.left / 2
-            let boundary = (middle + checkEvery - 1) / checkEvery * checkEvery
-            guard boundary > part.reached, boundary < part.end else { return nil }
+            let nextReport = (part.reached / checkEvery + 1) * checkEvery
+            let slack = part.left / 4
+            let lowest = max(nextReport, middle - slack)
+            let highest = min(part.end - 1, middle + slack)
+            let boundary = lowest <= highest ? Self.checkpoint(nearest: middle, in: lowest...highest, of: checkpoints) : nil
+            let fallback = (middle + checkEvery - 1) / checkEvery * checkEvery
+            guard let boundary = boundary ?? (fallback < part.end ? fallback : nil), boundary > part.reached else { return nil }
             board.parts[index].end = boundary
             board.parts.append(Part(start: boundary + 1, end: part.end, reached: boundary, taken: true))
             return Taken(index: board.parts.count - 1, start: boundary + 1, end: part.end)
@@ -84,12 +134,13 @@ final class ChangeIndexParts: Sendable {
 
     /// Records that part `index` has folded `seq` (a multiple of ``checkEvery``), and reports
     /// how many actions every part has folded to `progress` (called under the lock, so never from
-    /// two threads at once). Returns whether the part ends at `seq`.
-    func reached(_ seq: UInt64, part index: Int, progress: ((UInt64) -> Void)?) -> Bool {
-        board.withLock { board -> Bool in
+    /// two threads at once). Returns the last seq the part is to fold: `seq` when it ends there,
+    /// else one at or before its next report, or its end.
+    func reached(_ seq: UInt64, part index: Int, progress: ((UInt64) -> Void)?) -> UInt64 {
+        board.withLock { board -> UInt64 in
             board.parts[index].reached = seq
             if let progress { progress(board.parts.reduce(0) { $0 + ($1.reached + 1 - $1.start) }) }
-            return board.stopped || seq >= board.parts[index].end
+            return board.stopped ? seq : max(seq, board.parts[index].end)
         }
     }
 
@@ -117,7 +168,7 @@ extension Timeline {
     /// while a core is idle).
     static var changeIndexBuildThreads: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
-    /// The change index's lists of `first…last` (``changePostings(from:through:state:checkEvery:stop:)``),
+    /// The change index's lists of `first…last` (``changePostings(from:through:state:checkEvery:end:)``),
     /// folded on every core: the range is cut into one part per core (each at least `minimumPart`
     /// actions), a core that is done splits off the back half of a part still being folded
     /// (``ChangeIndexParts``), each part works out its lists on its core, and they are joined in
@@ -142,7 +193,7 @@ extension Timeline {
         guard workers > 1 else {
             let postings = try changePostings(from: first, through: last, state: &state) { seq in
                 progress?(seq)
-                return stop?() ?? false
+                return stop?() == true ? seq : last
             }
             return ChangeLists(postings)
         }
@@ -150,7 +201,16 @@ extension Timeline {
         // actions), more often where parts are short (tests).
         var checkEvery: UInt64 = 1_024
         while checkEvery > 1, checkEvery * 4 > minimumPart { checkEvery /= 2 }
-        let parts = ChangeIndexParts(first: first, last: last, count: initialParts, checkEvery: checkEvery, minimumSplit: minimumPart)
+        // A part that starts right after a checkpoint rebuilds its first state without replaying.
+        let checkpoints: [UInt64]
+        do {
+            checkpoints = try directory.checkpointSeqs(from: first, through: last, reducer: definition.identity)
+        } catch {
+            throw StoreError(error)
+        }
+        let parts = ChangeIndexParts(
+            first: first, last: last, count: initialParts, checkEvery: checkEvery, minimumSplit: minimumPart, checkpoints: checkpoints
+        )
         let folded = Mutex<[(index: Int, result: Result<(lists: ChangeLists, state: State?), StoreError>)]>([])
         let initial = state
         let timeline = self

@@ -197,19 +197,20 @@ extension Timeline {
     /// `first - 1`).
     ///
     /// - Parameters:
-    ///   - checkEvery: how often `stop` is asked: after each seq that is a multiple of it (a
+    ///   - checkEvery: how often `end` is asked: after each seq that is a multiple of it (a
     ///     power of two).
-    ///   - stop: asked with the seq just folded: `true` ends the fold there (the postings then
-    ///     cover less).
+    ///   - end: asked with the seq just folded: the last seq to fold, that seq to end the fold
+    ///     there (the postings then cover less); one before the next time it is asked, or `last`.
     @_specialize(where State == JSONValue)
     func changePostings(
-        from first: UInt64, through last: UInt64, state: inout State, checkEvery: UInt64 = 4_096, stop: ((UInt64) -> Bool)? = nil
+        from first: UInt64, through last: UInt64, state: inout State, checkEvery: UInt64 = 4_096, end: ((UInt64) -> UInt64)? = nil
     ) throws(StoreError) -> ChangePostings {
         precondition(checkEvery > 0 && checkEvery & (checkEvery - 1) == 0, "checkEvery must be a power of two")
         let mask = checkEvery - 1
         var postings = ChangePostings()
         var json: JSONValue?
         var failure: StoreError?
+        var lastToFold = last
         let fold = self.fold
         do {
             try directory.forEachEnvelopeReadingAhead(from: first, through: last) { envelope in
@@ -217,8 +218,8 @@ extension Timeline {
                     postings.startAction()
                     try foldRecordingChanges(envelope, into: &state, recorder: &postings.recorder, json: &json, with: fold)
                     postings.endAction(seq: envelope.seq)
-                    if envelope.seq & mask == 0, let stop, stop(envelope.seq) { return false }
-                    return true
+                    if envelope.seq & mask == 0, let end { lastToFold = min(last, end(envelope.seq)) }
+                    return envelope.seq < lastToFold
                 } catch {
                     failure = error
                     return false

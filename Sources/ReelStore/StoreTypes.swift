@@ -48,8 +48,9 @@ public struct StoreOptions: Sendable {
     /// past it, as without one) and brought up to date at the next open that may wait.
     public var changeIndexMayDelayOpen = true
     /// Bringing the change index up to date splits the log into parts, one thread each, each at
-    /// least this many actions (a part after the first replays up to a checkpoint interval to
-    /// find its first state, which a short part is not worth).
+    /// least this many actions (a part after the first loads a checkpoint to find its first
+    /// state, and replays from it where it does not start right after one: not worth it for a
+    /// short part).
     public var changeIndexBuildMinimumPart: UInt64 = 100_000
     /// Starts a `commit` span for every group the writer commits (`reeld --otlp-endpoint`), linked
     /// to the trace context of each dispatch in it (``Store/prepare(batch:peer:expectedSeq:idempotencyKey:meta:traceContext:into:)``);

@@ -16,21 +16,51 @@ import Testing
         let second = try #require(parts.take())
         #expect((first.start, first.end, second.start, second.end) == (1, 50, 51, 100))
         // The first part folds to its end; the second has reported seq 52 meanwhile.
-        for seq in stride(from: 4 as UInt64, through: 48, by: 4) { #expect(!parts.reached(seq, part: first.index, progress: nil)) }
-        #expect(!parts.reached(52, part: second.index, progress: nil))
+        for seq in stride(from: 4 as UInt64, through: 48, by: 4) { #expect(parts.reached(seq, part: first.index, progress: nil) == 50) }
+        #expect(parts.reached(52, part: second.index, progress: nil) == 100)
         // 48 left: the back half is split off at the first report at or past the middle (76).
         let third = try #require(parts.take())
         #expect((third.start, third.end) == (77, 100))
-        #expect(!parts.reached(72, part: second.index, progress: nil))
-        #expect(parts.reached(76, part: second.index, progress: nil), "the second part ends where the third starts")
+        #expect(parts.reached(72, part: second.index, progress: nil) == 76)
+        #expect(parts.reached(76, part: second.index, progress: nil) == 76, "the second part ends where the third starts")
         #expect(parts.partsInOrder.map { [$0.start, $0.end] } == [[1, 50], [51, 76], [77, 100]])
+    }
+
+    /// A part starts right after a checkpoint (its first state is the checkpoint's, nothing
+    /// replayed): the first parts after the checkpoint before where equal parts would start, a
+    /// split at the checkpoint nearest the middle of what is left, even between two reports.
+    @Test func partsStartRightAfterCheckpoints() throws {
+        let parts = ChangeIndexParts(first: 1, last: 100, count: 2, checkEvery: 8, minimumSplit: 10, checkpoints: [30, 45, 61, 83, 90])
+        let first = try #require(parts.take())
+        let second = try #require(parts.take())
+        #expect((first.start, first.end, second.start, second.end) == (1, 45, 46, 100), "equal parts would start at 51")
+        #expect(parts.reached(48, part: second.index, progress: nil) == 100)
+        // 52 left after 48: the middle is 74, the checkpoints around it 61 and 83; 83 is nearer.
+        let third = try #require(parts.take())
+        #expect((third.start, third.end) == (84, 100))
+        #expect(parts.reached(56, part: second.index, progress: nil) == 83)
+        #expect(parts.reached(80, part: second.index, progress: nil) == 83, "told at 80 to fold on to 83, not a multiple of 8")
+        #expect(parts.partsInOrder.map { [$0.start, $0.end] } == [[1, 45], [46, 83], [84, 100]])
+
+        // No checkpoint near the middle: the first report at or past it.
+        let far = ChangeIndexParts(first: 1, last: 100, count: 1, checkEvery: 4, minimumSplit: 10, checkpoints: [5, 99])
+        let only = try #require(far.take())
+        #expect(far.reached(4, part: only.index, progress: nil) == 100)
+        let back = try #require(far.take())
+        #expect((back.start, back.end) == (53, 100), "the middle of 5…100 is 52")
+        // Checkpoints the part may already have folded (before its next report) are passed over.
+        let early = ChangeIndexParts(first: 1, last: 40, count: 1, checkEvery: 16, minimumSplit: 10, checkpoints: [20, 30])
+        let whole = try #require(early.take())
+        #expect(early.reached(16, part: whole.index, progress: nil) == 40)
+        let rest = try #require(early.take())
+        #expect((rest.start, rest.end) == (33, 40), "the middle is 28; the part may have folded 20 and 30 (its next report is 32)")
     }
 
     @Test func aPartWithLittleLeftIsNotSplit() throws {
         let parts = ChangeIndexParts(first: 11, last: 40, count: 1, checkEvery: 2, minimumSplit: 12)
         let only = try #require(parts.take())
         #expect((only.start, only.end) == (11, 40))
-        #expect(!parts.reached(30, part: only.index, progress: nil))
+        #expect(parts.reached(30, part: only.index, progress: nil) == 40)
         #expect(parts.take() == nil, "10 left, fewer than 12")
         #expect(parts.partsInOrder.map { [$0.start, $0.end] } == [[11, 40]])
     }
@@ -45,15 +75,17 @@ import Testing
         #expect(reports == [8, 16], "8 actions of the first part, then 8 of each")
         parts.stop()
         #expect(parts.take() == nil)
-        #expect(parts.reached(16, part: first.index, progress: nil), "a stopped part ends at its next report")
+        #expect(parts.reached(16, part: first.index, progress: nil) == 16, "a stopped part ends at its next report")
     }
 
     /// Whatever the parts and however they are split while the cores fold them, the lists are
-    /// those of one fold through the log, and the state left is the state at its end.
-    @Test(arguments: [2, 3, 5, 9] as [UInt64])
-    func listsOfPartsSplitWhileRunningAreThoseOfOneFold(minimumPart: UInt64) async throws {
+    /// those of one fold through the log, and the state left is the state at its end. Checkpoints
+    /// every 13 or 7 actions fall between the parts' reports (every 1, 2 or 4 seqs here), so
+    /// parts split there fold on past a report to end at one.
+    @Test(arguments: [(2, 16), (3, 13), (5, 13), (9, 7), (9, 16)] as [(UInt64, UInt64)])
+    func listsOfPartsSplitWhileRunningAreThoseOfOneFold(minimumPart: UInt64, checkpointEvery: UInt64) async throws {
         let directory = try TemporaryDirectory()
-        var options = StoreOptions(checkpointEvery: 16, storage: .init(durable: false))
+        var options = StoreOptions(checkpointEvery: checkpointEvery, storage: .init(durable: false))
         options.changeIndex = false
         let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
         let states = try await ChangeIndexTests.fill(store, count: 160, seed: minimumPart)
@@ -77,6 +109,32 @@ import Testing
 }
 
 extension ChangeIndexPartsTests {
+    /// A fold told at a report to end at a later seq (a split's boundary at a checkpoint) folds
+    /// on to exactly that seq, and one told to end where it is ends there.
+    @Test func aFoldEndsExactlyWhereItIsTold() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(checkpointEvery: 16, storage: .init(durable: false))
+        options.changeIndex = false
+        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
+        let states = try await ChangeIndexTests.fill(store, count: 60, seed: 3)
+        await store.close()
+        let timeline = Timeline(directory: store.directory, definition: .stock)
+        for (told, at) in [(13, 8), (8, 8), (40, 16)] as [(UInt64, UInt64)] {
+            var short = JSONValue.object([:])
+            let expected = ChangeLists(try timeline.changePostings(from: 1, through: told, state: &short))
+            var state = JSONValue.object([:])
+            var asked: [UInt64] = []
+            let lists = ChangeLists(try timeline.changePostings(from: 1, through: 60, state: &state, checkEvery: 8) { seq in
+                asked.append(seq)
+                return seq >= at ? told : 60
+            })
+            #expect(lists.last == told && state == states[Int(told)])
+            #expect(lists.lists.map(\.prefix) == expected.lists.map(\.prefix))
+            #expect(lists.lists.map(\.seqs) == expected.lists.map(\.seqs))
+            #expect(asked == Array(stride(from: 8, through: told, by: 8)))
+        }
+    }
+
     /// A log folded in commits whose appends run beside the next commit's folding: the commits
     /// are appended in order and join into one fold's lists; an append refused or failed ends
     /// the run, nothing after it appended, and no append is left running.
