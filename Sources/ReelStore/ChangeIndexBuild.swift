@@ -25,9 +25,15 @@ public final class ChangeIndexBuild: Sendable {
     static func start<State: StoreState>(timeline: Timeline<State>, from indexed: UInt64, minimumPart: UInt64, logger: Logger) -> ChangeIndexBuild {
         let build = ChangeIndexBuild()
         build.running.enter()
+        // The thread's closure outlives the build by a moment (until the thread ends): it holds
+        // the timeline, so the data directory, only until the build returns, or a store closed
+        // and opened again at once would find its directory still open.
+        let lent = Mutex<Timeline<State>?>(timeline)
         let thread = Thread {
-            defer { build.running.leave() }
-            build.run(timeline: timeline, from: indexed, minimumPart: minimumPart, logger: logger)
+            if let timeline = lent.withLock({ $0.take() }) {
+                build.run(timeline: timeline, from: indexed, minimumPart: minimumPart, logger: logger)
+            }
+            build.running.leave()
         }
         thread.name = "reel-change-index-build"
         thread.start()

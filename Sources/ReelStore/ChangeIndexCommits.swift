@@ -84,9 +84,15 @@ private final class BackgroundAppend: Sendable {
     private let result = Mutex<Result<Bool, StoreError>?>(nil)
 
     init(_ lists: ChangeLists, _ append: @escaping @Sendable (ChangeLists) throws(StoreError) -> Bool) {
+        // The thread's closure outlives the append by a moment (until the thread ends): it lets
+        // go of the lists and of `append` (which holds the data directory) before it signals, or
+        // a store closed and opened again at once would find its directory still open.
+        let work = Mutex<(lists: ChangeLists, append: @Sendable (ChangeLists) throws(StoreError) -> Bool)?>((lists, append))
         let thread = Thread { [self] in
-            let outcome = Result { () throws(StoreError) -> Bool in try append(lists) }
-            result.withLock { $0 = outcome }
+            if let (lists, append) = work.withLock({ $0.take() }) {
+                let outcome = Result { () throws(StoreError) -> Bool in try append(lists) }
+                result.withLock { $0 = outcome }
+            }
             done.signal()
         }
         thread.name = "reel-change-index-append"

@@ -330,6 +330,33 @@ import Testing
         await reopened.close()
     }
 
+    /// A store closed once its index is built in the background lets go of its directory: opened
+    /// again at once in the same process, the directory is not found still open (the build's
+    /// thread held it for a moment after the build ended).
+    @Test func aStoreClosedAfterItsBuildOpensAgainAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.sub("data")
+        var options = StoreOptions(storage: .init(durable: false))
+        options.changeIndex = false
+        _ = try await filledAndClosed(path, options: options, count: 40, seed: 5, indexed: 0)
+        for round in 0..<20 {
+            options.changeIndex = true
+            do {
+                let store = try Store(path: path, definition: .stock, options: options)
+                await store.changeIndexCaughtUp()
+                #expect(store.timeline.indexedThrough() == 40)
+                await store.close()
+            }
+            options.changeIndex = false
+            do {
+                let store = try Store(path: path, definition: .stock, options: options)
+                try store.directory.resetChangeIndex(reducer: StoreDefinition<JSONValue>.stock.identity)
+                await store.close()
+            }
+            _ = round
+        }
+    }
+
     /// An index behind the log is built in the background while the store serves: the actions
     /// dispatched meanwhile are in it once it has caught up, exactly once each.
     @Test func anIndexBehindIsBuiltInTheBackgroundWhileTheStoreServes() async throws {

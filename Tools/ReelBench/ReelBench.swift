@@ -94,6 +94,9 @@ struct ReelBench: AsyncParsableCommand {
     @Option(help: "Samples of each latency in the changes section.")
     var changesSamples: Int = 200
 
+    @Option(help: "Times the changes section builds its index from the log (the index emptied between builds), for a median.")
+    var changesBuilds: Int = 1
+
     @Option(help: "Actions in the log of the branches section (branches made at its middle).")
     var branchesSize: Int = 10_000_000
 
