@@ -44,6 +44,10 @@ public struct ChangePostings: Sendable {
     private var actions: [(seq: UInt64, end: Int)] = []
     /// The actions' entries: `n` for a change of node `n`, `~n` for one left unfollowed below it.
     private var entries: [PointerTree.Node] = []
+    /// Whether an action may list a changed node twice: never as recorded (the recorder lists
+    /// each changed node once per action), possibly once runs are appended (``append(_:)``
+    /// interns one run's pointers anew in the other's tree).
+    private var changesMayRepeat = false
 
     public init() {}
 
@@ -102,6 +106,7 @@ public struct ChangePostings: Sendable {
         // A constant for the closure: a captured variable is checked for exclusive access at
         // every read.
         let mapped = mapping
+        changesMayRepeat = true
         entries.append(contentsOf: other.entries.lazy.map { $0 >= 0 ? mapped[Int($0)] : ~mapped[Int(~$0)] })
         actions.append(contentsOf: other.actions.lazy.map { ($0.seq, $0.end + offset) })
     }
@@ -121,34 +126,45 @@ public struct ChangePostings: Sendable {
     /// into one array at each pointer's offset.
     func flatLists() -> (nodes: [PointerTree.Node], starts: [Int], seqs: [UInt64]) {
         let tree = recorder.tree
-        var counts = [Int](repeating: 0, count: tree.count)
-        // The seq last listed per node: two pointers of one action may fall into one list.
-        var lastListed = [UInt64](repeating: 0, count: tree.count)
+        // Each node's count of seqs, then where its next seq goes. Zeroing arrays of a tree's
+        // size (a hundred thousand nodes in a build's part) was a quarter of this: one is kept.
+        var next = [Int](repeating: 0, count: tree.count)
+        // The seq last listed per node, where two changes of one action may fall into one list.
+        var lastListed = changesMayRepeat ? [UInt64](repeating: 0, count: tree.count) : []
         var unfollowed: [PointerTree.Node: [UInt64]] = [:]
         forEachEntry { seq, entry in
             guard entry >= 0 else { return unfollowed[~entry, default: []].appendUnlessLast(seq) }
-            if lastListed[Int(entry)] != seq {
+            if changesMayRepeat {
+                guard lastListed[Int(entry)] != seq else { return }
                 lastListed[Int(entry)] = seq
-                counts[Int(entry)] += 1
             }
+            next[Int(entry)] += 1
         }
         var nodes: [PointerTree.Node] = []
         var starts = [0]
-        var next = [Int](repeating: 0, count: tree.count)
         var total = 0
-        for node in counts.indices where counts[node] > 0 {
+        for node in next.indices where next[node] > 0 {
+            let count = next[node]
             next[node] = total
-            total += counts[node]
+            total += count
             nodes.append(PointerTree.Node(node))
             starts.append(total)
         }
-        var seqs = [UInt64](repeating: 0, count: total)
-        lastListed = [UInt64](repeating: 0, count: tree.count)
-        forEachEntry { seq, entry in
-            guard entry >= 0, lastListed[Int(entry)] != seq else { return }
-            lastListed[Int(entry)] = seq
-            seqs[next[Int(entry)]] = seq
-            next[Int(entry)] += 1
+        if changesMayRepeat {
+            for index in lastListed.indices { lastListed[index] = 0 }
+        }
+        // Every place is written once: each node's count is the number of its seqs written.
+        var seqs = [UInt64](unsafeUninitializedCapacity: total) { buffer, initialized in
+            forEachEntry { seq, entry in
+                guard entry >= 0 else { return }
+                if changesMayRepeat {
+                    guard lastListed[Int(entry)] != seq else { return }
+                    lastListed[Int(entry)] = seq
+                }
+                buffer[next[Int(entry)]] = seq
+                next[Int(entry)] += 1
+            }
+            initialized = total
         }
         for (node, listed) in unfollowed {
             nodes.append(~node)

@@ -50,10 +50,36 @@ public struct ChangeLists: Sendable {
             ChangeIndexKeys.appendPrefix(node >= 0 ? .changed : .unfollowed, of: node >= 0 ? node : ~node, in: tree, to: &run.prefixBytes)
             run.spans.append(Span(prefixStart: prefixStart, prefixEnd: run.prefixBytes.count, seqStart: flat.starts[index], seqEnd: flat.starts[index + 1]))
         }
-        run.prefixBytes.withUnsafeBufferPointer { bytes in
-            run.spans.sort { ChangeIndexKeys.compare(bytes[$0.prefixStart..<$0.prefixEnd], bytes[$1.prefixStart..<$1.prefixEnd]) < 0 }
-        }
+        run.spans = Self.sortedByPrefix(run.spans, in: run.prefixBytes)
         runs = [run]
+    }
+
+    /// `spans` in the order of their prefixes, compared as their first 24 bytes (three
+    /// big-endian integers, zero past the end) and only where those are equal byte by byte: a
+    /// part's hundred thousand lists sorted with `memcmp` at every comparison took a third of
+    /// listing them.
+    static func sortedByPrefix(_ spans: [Span], in prefixBytes: [UInt8]) -> [Span] {
+        prefixBytes.withUnsafeBufferPointer { bytes in
+            func head(_ span: Span, _ offset: Int) -> UInt64 {
+                var value: UInt64 = 0
+                for index in (span.prefixStart + offset)..<(span.prefixStart + offset + 8) {
+                    value = value << 8 | UInt64(index < span.prefixEnd ? bytes[index] : 0)
+                }
+                return value
+            }
+            var keys = spans.indices.map { index in
+                (head(spans[index], 0), head(spans[index], 8), head(spans[index], 16), index)
+            }
+            keys.sort { a, b in
+                if a.0 != b.0 { return a.0 < b.0 }
+                if a.1 != b.1 { return a.1 < b.1 }
+                if a.2 != b.2 { return a.2 < b.2 }
+                let x = spans[a.3]
+                let y = spans[b.3]
+                return ChangeIndexKeys.compare(bytes[x.prefixStart..<x.prefixEnd], bytes[y.prefixStart..<y.prefixEnd]) < 0
+            }
+            return keys.map { spans[$0.3] }
+        }
     }
 
     private init(first: UInt64?, last: UInt64?, runs: [Run]) {

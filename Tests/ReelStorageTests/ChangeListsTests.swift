@@ -102,4 +102,30 @@ import Testing
         let alone = ChangeLists.joining([one, empty])
         #expect(alone.first == 5 && alone.last == 14 && alone.lists.map(\.seqs) == one.lists.map(\.seqs))
     }
+
+    /// Prefixes sorted by their first 24 bytes as integers, then byte by byte, are in the order of
+    /// their bytes: of every length around 8, 16 and 24, zero bytes inside, one a prefix of another.
+    @Test func spansSortedByPrefixAreInTheOrderOfTheirBytes() {
+        var random = SeededGenerator(state: 17)
+        let alphabet: [UInt8] = [0, 1, 0x2F, 0x61, 0x62, 0xFF]
+        var prefixes: [[UInt8]] = []
+        for _ in 0..<3_000 {
+            let length = Int.random(in: 0...30, using: &random)
+            prefixes.append((0..<length).map { _ in alphabet.randomElement(using: &random)! })
+        }
+        // Some equal, and some extended by a zero or another byte.
+        for index in 0..<300 {
+            prefixes.append(prefixes[index])
+            prefixes.append(prefixes[index] + [0])
+            prefixes.append(prefixes[index] + [0x61, 0])
+        }
+        var bytes: [UInt8] = []
+        var spans: [ChangeLists.Span] = []
+        for prefix in prefixes.shuffled(using: &random) {
+            spans.append(ChangeLists.Span(prefixStart: bytes.count, prefixEnd: bytes.count + prefix.count, seqStart: 0, seqEnd: 0))
+            bytes += prefix
+        }
+        let sorted = ChangeLists.sortedByPrefix(spans, in: bytes).map { Array(bytes[$0.prefixStart..<$0.prefixEnd]) }
+        #expect(sorted == prefixes.sorted { $0.lexicographicallyPrecedes($1) })
+    }
 }
