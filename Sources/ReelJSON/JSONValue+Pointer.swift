@@ -176,11 +176,15 @@ extension JSONValue {
     ) throws(JSONError) -> R {
         if depth == end { return try body(&self) }
         let token = pointer.tokens[depth]
-        if var members = takeMembers() {
-            defer { self = .object(members) }
-            guard let index = members.index(forKey: token) else {
+        if let taken = takeMembers() {
+            // Looked up in a constant: in the variable edited below, the lookup retained and
+            // released both of the object's arrays at every level of every walk.
+            guard let index = taken.index(forKey: token) else {
+                self = .object(taken)
                 throw JSONError.noMember(token, at: pointer, depth: depth)
             }
+            var members = consume taken
+            defer { self = .object(members) }
             // The member is yielded in place, so it stays uniquely referenced too.
             return try members[valueAt: index].withValue(at: pointer, depth: depth + 1, end: end, body)
         }
