@@ -66,7 +66,7 @@ public struct JSONObject: Sendable {
     @inlinable public var isEmpty: Bool { entries.isEmpty }
 
     /// The position of `key`'s member, or `nil`.
-    @inlinable @inline(__always) public func index(forKey key: String) -> Int? {
+    @inlinable public func index(forKey key: String) -> Int? {
         if !positions.isEmpty { return positions.position(of: key, in: entries) }
         return entries.withUnsafeBufferPointer { buffer in
             for index in buffer.indices where buffer[index].key == key { return index }
