@@ -294,7 +294,7 @@ public struct BinaryReader {
                 let keyStart = position
                 let (key, isASCII, keyBytes) = try readStringNotingASCII()
                 let value = try readValue(depth: depth + 1, maxDepth: maxDepth)
-                if isASCII, let last = greatest, Self.precedes(last, keyBytes) {
+                if isASCII, let last = greatest, last.lexicographicallyPrecedes(keyBytes) {
                     members.appendNew(key, value)
                     greatest = keyBytes
                 } else {
@@ -308,18 +308,6 @@ public struct BinaryReader {
         case let tag:
             throw corrupt("unknown tag 0x\(String(tag, radix: 16))", at: start)
         }
-    }
-
-    /// Whether `a` comes before `b` in the order of their bytes (a prefix first).
-    @inline(__always)
-    private static func precedes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        let common = min(a.count, b.count)
-        var index = 0
-        while index < common {
-            if a[index] != b[index] { return a[index] < b[index] }
-            index += 1
-        }
-        return a.count < b.count
     }
 
     private func truncated(_ what: String) -> JSONError {

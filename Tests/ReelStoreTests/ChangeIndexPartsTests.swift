@@ -10,6 +10,19 @@ import Testing
 /// the range once, in order, each ending exactly where it was told, and the lists they make are
 /// those of one fold through the whole range.
 @Suite struct ChangeIndexPartsTests {
+    /// A log of `count` random stock actions written in `directory` without the index, a timeline
+    /// on it, and the state after each seq.
+    static func log(
+        in directory: borrowing TemporaryDirectory, count: Int, seed: UInt64, checkpointEvery: UInt64 = 16
+    ) async throws -> (Timeline<JSONValue>, [JSONValue]) {
+        var options = StoreOptions(checkpointEvery: checkpointEvery, storage: .init(durable: false))
+        options.changeIndex = false
+        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
+        let states = try await ChangeIndexTests.fill(store, count: count, seed: seed)
+        await store.close()
+        return (Timeline(directory: store.directory, definition: .stock), states)
+    }
+
     @Test func anIdleCoreTakesTheBackHalfOfThePartWithTheMostLeft() throws {
         let parts = ChangeIndexParts(first: 1, last: 100, count: 2, checkEvery: 4, minimumSplit: 10)
         let first = try #require(parts.take())
@@ -85,12 +98,7 @@ import Testing
     @Test(arguments: [(2, 16), (3, 13), (5, 13), (9, 7), (9, 16)] as [(UInt64, UInt64)])
     func listsOfPartsSplitWhileRunningAreThoseOfOneFold(minimumPart: UInt64, checkpointEvery: UInt64) async throws {
         let directory = try TemporaryDirectory()
-        var options = StoreOptions(checkpointEvery: checkpointEvery, storage: .init(durable: false))
-        options.changeIndex = false
-        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
-        let states = try await ChangeIndexTests.fill(store, count: 160, seed: minimumPart)
-        await store.close()
-        let timeline = Timeline(directory: store.directory, definition: .stock)
+        let (timeline, states) = try await Self.log(in: directory, count: 160, seed: minimumPart, checkpointEvery: checkpointEvery)
         var whole = JSONValue.object([:])
         let expected = ChangeLists(try timeline.changePostings(from: 1, through: 160, state: &whole))
         for _ in 0..<5 {
@@ -113,12 +121,7 @@ extension ChangeIndexPartsTests {
     /// on to exactly that seq, and one told to end where it is ends there.
     @Test func aFoldEndsExactlyWhereItIsTold() async throws {
         let directory = try TemporaryDirectory()
-        var options = StoreOptions(checkpointEvery: 16, storage: .init(durable: false))
-        options.changeIndex = false
-        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
-        let states = try await ChangeIndexTests.fill(store, count: 60, seed: 3)
-        await store.close()
-        let timeline = Timeline(directory: store.directory, definition: .stock)
+        let (timeline, states) = try await Self.log(in: directory, count: 60, seed: 3)
         for (told, at) in [(13, 8), (8, 8), (40, 16)] as [(UInt64, UInt64)] {
             var short = JSONValue.object([:])
             let expected = ChangeLists(try timeline.changePostings(from: 1, through: told, state: &short))
@@ -140,12 +143,7 @@ extension ChangeIndexPartsTests {
     /// the run, nothing after it appended, and no append is left running.
     @Test func commitsAreAppendedInOrderBesideTheNextCommitsFolding() async throws {
         let directory = try TemporaryDirectory()
-        var options = StoreOptions(checkpointEvery: 16, storage: .init(durable: false))
-        options.changeIndex = false
-        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
-        let states = try await ChangeIndexTests.fill(store, count: 160, seed: 11)
-        await store.close()
-        let timeline = Timeline(directory: store.directory, definition: .stock)
+        let (timeline, states) = try await Self.log(in: directory, count: 160, seed: 11)
         var whole = JSONValue.object([:])
         let expected = ChangeLists(try timeline.changePostings(from: 1, through: 160, state: &whole))
 
