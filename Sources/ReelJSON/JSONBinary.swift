@@ -70,9 +70,14 @@ public struct BinaryWriter: Sendable {
 
     /// Appends `string` as its UTF-8 byte count (varint) followed by the bytes.
     public mutating func writeString(_ string: String) {
-        let utf8 = string.utf8
-        writeVarint(UInt64(utf8.count))
-        bytes.append(contentsOf: utf8)
+        // Through a buffer of the bytes (in place for a native string, on the stack for a small
+        // one): appending `string.utf8` copied them through the generic sequence path, a tenth of
+        // encoding an action's record.
+        var string = string
+        string.withUTF8 { utf8 in
+            writeVarint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
     }
 
     /// About how many bytes ``writeJSON(_:)`` appends for `value` (at least that many, for

@@ -59,7 +59,7 @@ public struct JSONShapeReader {
             return true
         }
         while true {
-            guard let key = readKey() else { return false }
+            guard let key = readPlainText() else { return false }
             parser.skipWhitespace()
             guard parser.index < parser.count, parser.base[parser.index] == UInt8(ascii: ":") else { return false }
             parser.index += 1
@@ -87,6 +87,16 @@ public struct JSONShapeReader {
         return try? parser.parseValue(depth: depth)
     }
 
+    /// Reads the string at the cursor when it is printable ASCII without escapes, and passes its
+    /// bytes (without the quotes) to `body`; `nil` for any other value, or when `body` answers
+    /// `nil`. For a value read as something else than a string (a time, a number in text), without
+    /// making the `String` first.
+    public mutating func readPlainString<Result>(_ body: (UnsafeRawBufferPointer) -> Result?) -> Result? {
+        parser.skipWhitespace()
+        guard let text = readPlainText() else { return nil }
+        return body(text)
+    }
+
     /// Whether a key's bytes are `name`.
     public static func key(_ key: UnsafeRawBufferPointer, is name: StaticString) -> Bool {
         guard key.count == name.utf8CodeUnitCount else { return false }
@@ -95,8 +105,9 @@ public struct JSONShapeReader {
         return true
     }
 
-    /// A key of printable ASCII without escapes, as bytes (without the quotes); `nil` for any other.
-    private mutating func readKey() -> UnsafeRawBufferPointer? {
+    /// A string of printable ASCII without escapes at the cursor (a key, or a value read as
+    /// bytes), as bytes without the quotes; `nil` for any other.
+    private mutating func readPlainText() -> UnsafeRawBufferPointer? {
         guard parser.index < parser.count, parser.base[parser.index] == UInt8(ascii: "\"") else { return nil }
         let start = parser.index + 1
         var end = start

@@ -56,7 +56,13 @@ extension Timestamp {
     ///   leap second (`:60`, which Unix time cannot hold), has more than nine fractional digits,
     ///   or lies outside the Int64 nanosecond range (1677-09-21 to 2262-04-11).
     public init?(rfc3339 text: String) {
-        let bytes = Array(text.utf8)
+        var text = text
+        guard let time = text.withUTF8({ Timestamp(rfc3339: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = time
+    }
+
+    /// Reads an RFC 3339 date-time from its UTF-8 bytes, by the rules of the initializer from text.
+    public init?(rfc3339 bytes: UnsafeRawBufferPointer) {
         var index = 0
         func number(_ width: Int) -> Int64? {
             guard index + width <= bytes.count else { return nil }
@@ -68,10 +74,14 @@ extension Timestamp {
             index += width
             return value
         }
-        func expect(_ allowed: String) -> Bool {
-            guard index < bytes.count, allowed.utf8.contains(bytes[index]) else { return false }
-            index += 1
-            return true
+        func expect(_ allowed: StaticString) -> Bool {
+            guard index < bytes.count else { return false }
+            let byte = bytes[index]
+            for k in 0..<allowed.utf8CodeUnitCount where allowed.utf8Start[k] == byte {
+                index += 1
+                return true
+            }
+            return false
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
             expect("Tt"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),

@@ -73,6 +73,15 @@ public final class LogImporter<State: StoreState> {
     @_specialize(where State == JSONValue)
     @discardableResult
     public func append(_ envelope: ActionEnvelope, keepingRefused: Bool = false) throws(StoreError) -> StoreError? {
+        try append(EncodedAction(envelope), keepingRefused: keepingRefused)
+    }
+
+    /// Folds and queues one exported action encoded ahead, as ``append(_:keepingRefused:)-(ActionEnvelope,_)``
+    /// does.
+    @_specialize(where State == JSONValue)
+    @discardableResult
+    public func append(_ encoded: EncodedAction, keepingRefused: Bool = false) throws(StoreError) -> StoreError? {
+        let envelope = encoded.envelope
         guard envelope.seq == seq + 1 else {
             throw StoreError(
                 .invalidArgument,
@@ -91,11 +100,8 @@ public final class LogImporter<State: StoreState> {
             guard keepingRefused, error.code == .rejected || error.code == .unknownActionType else { throw refusal! }
         }
         seq = envelope.seq
-        let record = EnvelopeCodec.encode(
-            ActionEnvelope(seq: seq, action: envelope.action, time: envelope.time, peer: envelope.peer, meta: envelope.meta)
-        )
-        pendingRecords.append((seq, record))
-        spacing.logged(bytes: record.count)
+        pendingRecords.append((seq, encoded.record))
+        spacing.logged(bytes: encoded.record.count)
         if spacing.isDue(at: seq) {
             try queueCheckpoint()
         }
@@ -128,5 +134,23 @@ public final class LogImporter<State: StoreState> {
         checkpointsWritten += pendingCheckpoints.count
         pendingRecords.removeAll(keepingCapacity: true)
         pendingCheckpoints.removeAll()
+    }
+}
+
+/// An exported action with the bytes the log stores for it, encoded on any thread ahead of
+/// ``LogImporter/append(_:keepingRefused:)-(EncodedAction,_)``: `reel import` encodes on the thread
+/// that reads the lines while the importer folds the ones before (encoding was a third of the
+/// fold's thread).
+public struct EncodedAction: Sendable {
+    /// The action as the log keeps it: seq, action, time, peer and meta.
+    public let envelope: ActionEnvelope
+    /// Its record in the log.
+    let record: [UInt8]
+
+    public init(_ envelope: consuming ActionEnvelope) {
+        // An idempotency key answers retries of a dispatch; the log does not keep it.
+        envelope.idempotencyKey = nil
+        record = EnvelopeCodec.encode(envelope)
+        self.envelope = envelope
     }
 }

@@ -80,18 +80,22 @@ struct ImportCommand: AsyncParsableCommand {
         let progress = printer.progress("importing", total: UInt64(size ?? 0))
         defer { progress.finish() }
         let source = file == "-" ? "stdin" : file
-        // Each line parsed on a thread of its own while the ones before are folded and written.
-        let decode = { @Sendable (line: ArraySlice<UInt8>, number: Int) throws(ToolError) -> ActionEnvelope in
+        // Each line parsed and encoded as the log stores it on a thread of its own while the ones
+        // before are folded and written.
+        let decode = { @Sendable (line: ArraySlice<UInt8>, number: Int) throws(ToolError) -> EncodedAction in
+            // The plain form the export writes, read without building the line's objects; any
+            // other line goes the general way, which reads it or says what is wrong.
+            if let envelope = line.withUnsafeBytes({ LoggedActionLine.read($0) }) { return EncodedAction(envelope) }
             let json = try InputReader.json(line, what: "line \(number) of \(source)")
             do throws(RPCError) {
-                return try ActionEnvelope(wire: json)
+                return EncodedAction(try ActionEnvelope(wire: json))
             } catch {
                 throw ToolError("line \(number): \(error.message)", exitStatus: ExitStatus.dataError)
             }
         }
-        try DecodedLines.forEach(path: file, progress: { progress.update(UInt64($0)) }, decode: decode) { (envelope, number) throws(ToolError) in
+        try DecodedLines.forEach(path: file, progress: { progress.update(UInt64($0)) }, decode: decode) { (action, number) throws(ToolError) in
             do throws(ToolError) {
-                try target.append(envelope, keepingRefused: false)
+                try target.append(action, keepingRefused: false)
             } catch {
                 throw ToolError("line \(number): \(error.message)", exitStatus: error.exitStatus)
             }
@@ -146,7 +150,7 @@ protocol ImportTarget {
     /// Appends an action. One the reducers refuse ends the import, or, `keepingRefused`, is
     /// logged all the same, the state left as it was, and the refusal returned.
     @discardableResult
-    func append(_ envelope: ActionEnvelope, keepingRefused: Bool) throws(ToolError) -> String?
+    func append(_ action: EncodedAction, keepingRefused: Bool) throws(ToolError) -> String?
     /// The state the actions appended so far folded into, as JSON.
     func state() throws(ToolError) -> JSONValue
     func finish() throws(ToolError) -> (seq: UInt64, checkpoints: Int)
@@ -177,9 +181,9 @@ final class StoreImportTarget<State: StoreState>: ImportTarget {
     }
 
     @discardableResult
-    func append(_ envelope: ActionEnvelope, keepingRefused: Bool) throws(ToolError) -> String? {
+    func append(_ action: EncodedAction, keepingRefused: Bool) throws(ToolError) -> String? {
         do {
-            return try importer?.append(envelope, keepingRefused: keepingRefused)?.message
+            return try importer?.append(action, keepingRefused: keepingRefused)?.message
         } catch where error.code == .storage {
             throw ToolError(error)
         } catch {

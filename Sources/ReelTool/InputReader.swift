@@ -24,7 +24,7 @@ enum InputReader {
         var number = 0
         try read(path: path) { chunk, total throws(ToolError) in
             var start = chunk.startIndex
-            while let newline = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            while let newline = Self.newline(in: chunk, from: start) {
                 number += 1
                 if partial.isEmpty {
                     try emit(chunk[start..<newline], number, body)
@@ -40,6 +40,17 @@ enum InputReader {
         }
         if !partial.isEmpty {
             try emit(partial[...], number + 1, body)
+        }
+    }
+
+    /// The index of the first newline of `chunk` at or after `start` (`memchr`, which reads a word
+    /// or a vector at a time where a loop over the bytes reads one).
+    private static func newline(in chunk: [UInt8], from start: Int) -> Int? {
+        chunk.withUnsafeBytes { bytes -> Int? in
+            guard start < bytes.count, let base = bytes.baseAddress,
+                let found = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start)
+            else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
         }
     }
 
