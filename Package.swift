@@ -257,7 +257,7 @@ let package = Package(
         .target(
             name: "ReelFuzzTargets",
             dependencies: [
-                "ReelServer", "ReelFraming", "ReelProtocol", "ReelStorage", "ReelJSON",
+                "ReelServer", "ReelFraming", "ReelProtocol", "ReelStorage", "ReelJSON", "ReelCore",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tools/FuzzTargets"

@@ -95,10 +95,17 @@ extension DataDirectory {
 
     /// Like ``commit(_:)``, for records the caller encoded with ``EnvelopeCodec``
     /// (the importer, which weighs each record as it goes).
-    package func commit(encodedRecords records: [(seq: UInt64, bytes: [UInt8])], checkpoints: [Checkpoint]) throws(StorageError) {
+    ///
+    /// - Parameter envelopes: The records' actions, when the caller has them decoded (one per
+    ///   record, or none): the catalog of types reads them instead of the records' headers.
+    package func commit(
+        encodedRecords records: [(seq: UInt64, bytes: [UInt8])], envelopes: [ActionEnvelope] = [], checkpoints: [Checkpoint]
+    ) throws(StorageError) {
         guard !isReadOnly else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
+        precondition(envelopes.isEmpty || envelopes.count == records.count, "one action per record, or none")
         var batch = EncodedBatch()
         batch.records = records
+        batch.envelopes = envelopes
         batch.checkpoints = checkpoints
         guard !batch.isEmpty else { return }
         try commit(batch)

@@ -30,6 +30,8 @@ public final class LogImporter<State: StoreState> {
     /// Actions encoded as the log stores them (weighed as they come, for checkpoint spacing) and
     /// checkpoints, not committed yet.
     private var pendingRecords: [(seq: UInt64, bytes: [UInt8])] = []
+    /// The actions of `pendingRecords`, one each: the commit reads their types from these.
+    private var pendingEnvelopes: [ActionEnvelope] = []
     private var pendingCheckpoints: [Checkpoint] = []
     private var spacing: CheckpointSpacing
     private var checkpointsWritten = 0
@@ -101,6 +103,7 @@ public final class LogImporter<State: StoreState> {
         }
         seq = envelope.seq
         pendingRecords.append((seq, encoded.record))
+        pendingEnvelopes.append(envelope)
         spacing.logged(bytes: encoded.record.count)
         if spacing.isDue(at: seq) {
             try queueCheckpoint()
@@ -127,12 +130,13 @@ public final class LogImporter<State: StoreState> {
 
     private func flush() throws(StoreError) {
         do {
-            try timeline.directory.commit(encodedRecords: pendingRecords, checkpoints: pendingCheckpoints)
+            try timeline.directory.commit(encodedRecords: pendingRecords, envelopes: pendingEnvelopes, checkpoints: pendingCheckpoints)
         } catch {
             throw StoreError(error)
         }
         checkpointsWritten += pendingCheckpoints.count
         pendingRecords.removeAll(keepingCapacity: true)
+        pendingEnvelopes.removeAll(keepingCapacity: true)
         pendingCheckpoints.removeAll()
     }
 }

@@ -165,6 +165,13 @@ import Testing
             #expect(try importer.timeline.state(at: 12) == ["n": 4])
             #expect(try importer.timeline.history(limit: 100).actions == original)
             #expect(try importer.timeline.verify().isClean)
+            // The catalog of types, kept from the actions the importer had decoded: each type's
+            // first seq, as a scan of the log finds it.
+            var firsts: [StoredActionType] = []
+            for envelope in original where !firsts.contains(where: { $0.type == envelope.type && $0.version == envelope.version }) {
+                firsts.append(StoredActionType(type: envelope.type, version: envelope.version, firstSeq: envelope.seq))
+            }
+            #expect(try importer.timeline.directory.storedActionTypes() == firsts.sorted())
         }
 
         let again = #expect(throws: StoreError.self) { try LogImporter(path: directory.sub("copy"), definition: .stock) }

@@ -1,4 +1,5 @@
 import NIOCore
+import ReelCore
 import ReelFraming
 import ReelJSON
 import ReelProtocol
@@ -21,7 +22,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// general path reads the same.
     case request
     /// The JSON parser: anything it accepts serializes and parses back to the same value, and
-    /// survives the binary encoding.
+    /// survives the binary encoding; and what the fast read of an exported action
+    /// (``LoggedActionLine``) accepts, the general path reads the same.
     case json
     /// JSON Patch: a document and a patch (separated by the first newline); applying is atomic.
     case patch
@@ -105,7 +107,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     static func json(_ input: UnsafeRawBufferPointer) {
-        guard let value = try? JSONValue(parsing: input) else { return }
+        let value = try? JSONValue(parsing: input)
+        if let fast = LoggedActionLine.read(input) {
+            // The fast read of an exported action must read what the general path reads.
+            let general = value.flatMap { try? ActionEnvelope(wire: $0) }
+            require(general == fast, "the fast path read \(fast) where the general path read \(String(describing: general))")
+        }
+        guard let value else { return }
         let text = value.jsonString
         require(!text.utf8.contains(UInt8(ascii: "\n")), "serialized JSON holds a raw newline")
         let reparsed = try? JSONValue(parsing: text)
