@@ -79,48 +79,6 @@ public struct BinaryWriter: Sendable {
             bytes.append(contentsOf: utf8)
         }
     }
-
-    /// About how many bytes ``writeJSON(_:)`` appends for `value` (at least that many, for
-    /// values whose numbers are small): enough to reserve a record's bytes at once rather than
-    /// growing them, three times for a 200-byte `set`.
-    public static func estimatedSize(of value: JSONValue) -> Int {
-        switch value {
-        case .null, .bool: 1
-        case .int: 10
-        case .double: 9
-        case .string(let string): 2 + string.utf8.count
-        case .array(let elements): elements.reduce(3) { $0 + estimatedSize(of: $1) }
-        case .object(let members): members.reduce(3) { $0 + 2 + $1.key.utf8.count + estimatedSize(of: $1.value) }
-        }
-    }
-
-    /// Appends the binary encoding of `value`, with object members in canonical (UTF-8 key) order.
-    public mutating func writeJSON(_ value: JSONValue) {
-        switch value {
-        case .null: bytes.append(BinaryTag.null)
-        case .bool(let flag): bytes.append(flag ? BinaryTag.true : BinaryTag.false)
-        case .int(let integer):
-            bytes.append(BinaryTag.int)
-            writeSignedVarint(integer)
-        case .double(let double):
-            bytes.append(BinaryTag.double)
-            writeDouble(double)
-        case .string(let string):
-            bytes.append(BinaryTag.string)
-            writeString(string)
-        case .array(let elements):
-            bytes.append(BinaryTag.array)
-            writeVarint(UInt64(elements.count))
-            for element in elements { writeJSON(element) }
-        case .object(let members):
-            bytes.append(BinaryTag.object)
-            writeVarint(UInt64(members.count))
-            JSONValue.forEachCanonicallyOrdered(members) { _, key, value in
-                writeString(key)
-                writeJSON(value)
-            }
-        }
-    }
 }
 
 /// Reads Reel's binary encoding (see the format at the top of `JSONBinary.swift`) from a buffer.
@@ -339,9 +297,12 @@ enum BinaryTag {
 extension JSONValue {
     /// This value in Reel's binary encoding (canonical: equal values give identical bytes).
     public func binaryEncoded() -> [UInt8] {
-        var writer = BinaryWriter(reservingCapacity: 64)
-        writer.writeJSON(self)
-        return writer.bytes
+        let size = BinaryWriter.encodedSize(of: self)
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var cursor = BinaryCursor(buffer.baseAddress!)
+            cursor.writeJSON(self)
+            count = size
+        }
     }
 
     /// Decodes a value from Reel's binary encoding; the buffer must hold exactly one value.

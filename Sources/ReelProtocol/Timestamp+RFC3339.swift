@@ -67,9 +67,10 @@ extension Timestamp {
         func number(_ width: Int) -> Int64? {
             guard index + width <= bytes.count else { return nil }
             var value: Int64 = 0
-            for byte in bytes[index..<index + width] {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            for offset in index..<index + width {
+                let digit = bytes[offset] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int64(digit)
             }
             index += width
             return value

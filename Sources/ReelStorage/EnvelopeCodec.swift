@@ -32,41 +32,61 @@ package enum EnvelopeCodec {
     static let knownFlags: UInt8 = hasKey | hasMeta | hasExe | hasVersion
 
     package static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
-        // The header (time, peer, type, key, meta, exe) takes at most about 40 bytes and the
-        // strings' own (with their lengths); the checksum sealed on at the end 8 more.
+        // Sized exactly first, then written through a pointer into one allocation with room for
+        // the checksum sealed on at the end.
         let meta = envelope.meta.flatMap { $0.isEmpty ? nil : $0 }
-        var stringBytes = envelope.action.type.utf8.count + (envelope.idempotencyKey?.utf8.count ?? 0)
-        if let meta { stringBytes += meta.members.reduce(1) { $0 + $1.value.utf8.count + 2 } }
-        if let exe = envelope.peer.exe { stringBytes += exe.utf8.count + 2 }
-        var writer = BinaryWriter(
-            reservingCapacity: 48 + stringBytes + BinaryWriter.estimatedSize(of: envelope.action.payload) + RecordChecksum.byteCount
-        )
-        writer.writeUInt8(recordVersion)
-        writer.writeSignedVarint(envelope.time.nanosecondsSince1970)
-        writer.writeVarint(UInt64(envelope.peer.uid))
-        writer.writeVarint(UInt64(envelope.peer.gid))
-        writer.writeSignedVarint(Int64(envelope.peer.pid))
-        writer.writeString(envelope.action.type)
-        var flags: UInt8 = 0
-        if envelope.idempotencyKey != nil { flags |= hasKey }
-        if meta != nil { flags |= hasMeta }
-        if envelope.peer.exe != nil { flags |= hasExe }
         let version = envelope.version
-        if version != 1 { flags |= hasVersion }
-        writer.writeUInt8(flags)
-        if let key = envelope.idempotencyKey { writer.writeString(key) }
-        if let meta {
-            var present: UInt8 = 0
-            for (bit, member) in ActionMeta.Member.allCases.enumerated() where meta[member] != nil { present |= 1 << bit }
-            writer.writeUInt8(present)
-            for (_, value) in meta.members { writer.writeString(value) }
+        let time = BinaryWriter.zigzag(envelope.time.nanosecondsSince1970)
+        let pid = BinaryWriter.zigzag(Int64(envelope.peer.pid))
+        let payloadSize = BinaryWriter.encodedSize(of: envelope.action.payload)
+        var size = 2 + BinaryWriter.varintSize(time) + BinaryWriter.varintSize(UInt64(envelope.peer.uid))
+            + BinaryWriter.varintSize(UInt64(envelope.peer.gid)) + BinaryWriter.varintSize(pid)
+            + BinaryWriter.stringSize(envelope.action.type) + payloadSize
+        var flags: UInt8 = 0
+        if let key = envelope.idempotencyKey {
+            flags |= hasKey
+            size += BinaryWriter.stringSize(key)
         }
-        if let exe = envelope.peer.exe { writer.writeString(exe) }
-        if version != 1 { writer.writeVarint(UInt64(clamping: version)) }
-        writer.writeJSON(envelope.action.payload)
-        // Sealed in place: a copy of `writer.bytes` would share its storage and copy it to append.
-        RecordChecksum.seal(&writer.bytes, seed: envelope.seq)
-        return writer.bytes
+        if let meta {
+            flags |= hasMeta
+            size += meta.members.reduce(1) { $0 + BinaryWriter.stringSize($1.value) }
+        }
+        if let exe = envelope.peer.exe {
+            flags |= hasExe
+            size += BinaryWriter.stringSize(exe)
+        }
+        if version != 1 {
+            flags |= hasVersion
+            size += BinaryWriter.varintSize(UInt64(clamping: version))
+        }
+        // (Filled with zeros first: `Array(unsafeUninitializedCapacity:)` looks the array's
+        // generic metadata up at every call, which took longer than the filling.)
+        var record = [UInt8](repeating: 0, count: size + RecordChecksum.byteCount)
+        record.withUnsafeMutableBufferPointer { buffer in
+            let start = buffer.baseAddress!
+            var cursor = BinaryCursor(start)
+            cursor.writeByte(recordVersion)
+            cursor.writeVarint(time)
+            cursor.writeVarint(UInt64(envelope.peer.uid))
+            cursor.writeVarint(UInt64(envelope.peer.gid))
+            cursor.writeVarint(pid)
+            cursor.writeString(envelope.action.type)
+            cursor.writeByte(flags)
+            if let key = envelope.idempotencyKey { cursor.writeString(key) }
+            if let meta {
+                var present: UInt8 = 0
+                for (bit, member) in ActionMeta.Member.allCases.enumerated() where meta[member] != nil { present |= 1 << bit }
+                cursor.writeByte(present)
+                for (_, value) in meta.members { cursor.writeString(value) }
+            }
+            if let exe = envelope.peer.exe { cursor.writeString(exe) }
+            if version != 1 { cursor.writeVarint(UInt64(clamping: version)) }
+            cursor.writeJSON(envelope.action.payload)
+            precondition(cursor.position == start + size, "a record's encoding differs from its size")
+            let sum = RecordChecksum.of(UnsafeRawBufferPointer(start: start, count: size), seed: envelope.seq)
+            withUnsafeBytes(of: sum.littleEndian) { UnsafeMutableRawPointer(start + size).copyMemory(from: $0.baseAddress!, byteCount: RecordChecksum.byteCount) }
+        }
+        return record
     }
 
     /// Decodes the record stored under `seq`, after checking its checksum.

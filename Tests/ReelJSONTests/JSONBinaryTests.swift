@@ -196,7 +196,33 @@ private func written(_ write: (inout BinaryWriter) -> Void) -> [UInt8] {
             #expect(JSONFixtures.identical(decoded, value), "\(value)")
             #expect(decoded.binaryEncoded() == bytes)
             #expect(try bytes.withUnsafeBytes { try JSONValue(binary: $0) } == value)
+            // Sized exactly, and the same bytes appended after others.
+            #expect(BinaryWriter.encodedSize(of: value) == bytes.count)
+            var writer = BinaryWriter()
+            writer.writeUInt8(0xFF)
+            writer.writeJSON(value)
+            #expect(writer.bytes == [0xFF] + bytes)
         }
+    }
+
+    /// Members go in the order of their keys' UTF-8 bytes, whatever order they were added in:
+    /// a key before the keys it is a prefix of, and bytes above ASCII after it.
+    @Test func membersAreWrittenInTheOrderOfTheirKeysBytes() throws {
+        var members = JSONObject()
+        for (position, key) in ["é", "z", "ab", "", "a", "Z", "\u{1F600}", "ez"].enumerated() { members[key] = .int(Int64(position)) }
+        let bytes = JSONValue.object(members).binaryEncoded()
+        let keys = try bytes.withUnsafeBytes { (buffer) throws(JSONError) -> [[UInt8]] in
+            var reader = BinaryReader(buffer)
+            _ = try reader.readUInt8()
+            var keys: [[UInt8]] = []
+            for _ in 0..<(try reader.readVarint()) {
+                keys.append(Array(try reader.readString().utf8))
+                _ = try reader.readJSON()
+            }
+            return keys
+        }
+        #expect(keys == [[], Array("Z".utf8), Array("a".utf8), Array("ab".utf8), Array("ez".utf8), Array("z".utf8), Array("é".utf8), Array("\u{1F600}".utf8)])
+        #expect(JSONValue.object(members).jsonString == #"{"":3,"Z":5,"a":4,"ab":2,"ez":7,"z":1,"é":0,"\#u{1F600}":6}"#)
     }
 
     @Test func everyTruncationIsRejected() async {
