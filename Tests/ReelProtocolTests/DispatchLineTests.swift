@@ -101,18 +101,9 @@ struct DispatchLineTests {
             #"{"method":"dispatch","params":{"action":{"payload":null,"type":"t"}},"id":"x","jsonrpc":"2.0"}"#,
         ]
         let alphabet = Array(#"{}[]":,\ 0129-.eEtrufalsn"#.utf8) + [0x0A, 0xC3, 0xA9, 0x00, 0x7F]
-        var generator = SystemRandomNumberGenerator()
         var accepted = 0
         for seed in seeds {
-            let bytes = Array(seed.utf8)
-            for _ in 0..<3_000 {
-                var edited = bytes
-                let position = Int.random(in: 0..<edited.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: edited[position] = alphabet.randomElement(using: &generator)!
-                case 1: edited.insert(alphabet.randomElement(using: &generator)!, at: position)
-                default: edited.remove(at: position)
-                }
+            for edited in linesOneEditAway(from: seed, alphabet: alphabet, count: 3_000) {
                 let line = String(decoding: edited, as: UTF8.self)
                 guard String(validating: edited, as: UTF8.self) != nil else {
                     // Invalid UTF-8: neither path may accept it.

@@ -27,3 +27,20 @@ func invalidParams<T>(
         return error.message
     }
 }
+
+/// `count` random lines one edit away from `seed` (a byte of `alphabet` put in place of one, or
+/// inserted, or one removed): the inputs of the fast readers' agreement tests.
+func linesOneEditAway(from seed: String, alphabet: [UInt8], count: Int) -> [[UInt8]] {
+    var generator = SystemRandomNumberGenerator()
+    let bytes = Array(seed.utf8)
+    return (0..<count).map { _ in
+        var edited = bytes
+        let position = Int.random(in: 0..<edited.count, using: &generator)
+        switch Int.random(in: 0..<3, using: &generator) {
+        case 0: edited[position] = alphabet.randomElement(using: &generator)!
+        case 1: edited.insert(alphabet.randomElement(using: &generator)!, at: position)
+        default: edited.remove(at: position)
+        }
+        return edited
+    }
+}
