@@ -191,6 +191,19 @@ extension DataDirectory {
         }
     }
 
+    /// Flushes every commit to the disk: for a directory opened with `durable: false` whose
+    /// writing is done and which is to be kept (`reel import` writes a staging directory so and
+    /// syncs it once, before moving it into place).
+    ///
+    /// - Throws: ``StorageError`` `.io` when the flush fails.
+    public func sync() throws(StorageError) {
+        do {
+            try env.sync(force: true)
+        } catch {
+            throw Self.wrap(error, "cannot sync \(path)")
+        }
+    }
+
     /// Every (type, version) the log holds, with the first seq of each, sorted by type and version:
     /// from the directory's catalog, or read from the log in a directory no daemon has opened
     /// since catalogs exist (opened read-only). Actions the journal holds but LMDB does not yet

@@ -120,6 +120,16 @@ public final class LogImporter<State: StoreState> {
         return (seq, checkpointsWritten)
     }
 
+    /// Flushes what the import wrote to the disk, for an importer opened with
+    /// `options.storage.durable` false (no sync at each commit): once, after ``finish()``.
+    public func sync() throws(StoreError) {
+        do {
+            try timeline.directory.sync()
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
     private func queueCheckpoint() throws(StoreError) {
         let json = try state.jsonValueOrThrow(seq: seq)
         let checkpoint = Checkpoint(seq: seq, reducer: timeline.definition.identity, time: .now(), state: json)

@@ -26,9 +26,9 @@ struct BundleImport {
     let bundle: BundleFile
     let settings: ImportSettings
 
-    init(_ bundle: BundleFile, checkpointEvery: UInt64 = 10_000, durable: Bool = true) {
+    init(_ bundle: BundleFile, checkpointEvery: UInt64 = 10_000, sync: ImportSync = .everyCommit) {
         self.bundle = bundle
-        var settings = ImportSettings(checkpointEvery: checkpointEvery, durable: durable)
+        var settings = ImportSettings(checkpointEvery: checkpointEvery, sync: sync)
         if bundle.startSeq > 0 {
             settings.origin = Checkpoint(seq: bundle.startSeq, reducer: bundle.reducer, time: bundle.created, state: bundle.startState)
         }
@@ -109,7 +109,7 @@ struct BundleSource: StoreSource {
         let bundle = try BundleFile.read(from: path)
         let scratch = try OfflineDirectory(for: path)
         do {
-            let importer = BundleImport(bundle, checkpointEvery: 10_000, durable: false)
+            let importer = BundleImport(bundle, checkpointEvery: 10_000, sync: .never)
             let outcome = try importer.run(into: scratch.path)
             if let explanation = importer.explain(outcome) {
                 Printer(context: .current, json: false, color: .auto).note("note: \(explanation); the states shown are this program's")

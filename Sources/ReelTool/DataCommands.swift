@@ -14,8 +14,9 @@ struct ImportCommand: AsyncParsableCommand {
         discussion: """
             FILE holds NDJSON actions as `export` writes them ('-' for stdin), starting at seq 1 \
             with no gaps. Each action is folded with this program's reducers, keeping its seq, time, \
-            peer (with its exe) and meta, and checkpoints are written on the way. The target must be new or empty; if \
-            the import fails, the directory it created is removed. With --json: {"path", "seq", "checkpoints"}.
+            peer (with its exe) and meta, and checkpoints are written on the way. The target must be new or empty. \
+            The directory is built in TARGET/.reel-importing and moved into place only whole and synced: if the \
+            import fails, the target is left as it was. With --json: {"path", "seq", "checkpoints"}.
 
             With --bundle FILE (what `bundle` writes), the directory's history starts from the \
             bundle's first state and holds its actions with their seqs; each action's outcome is \
@@ -47,34 +48,37 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let printer = output.printer
-        let existed = FileManager.default.fileExists(atPath: dataDir)
-        // An empty data directory (LMDB's two files and the journal, no action) is taken; anything else is not.
-        if existed, let entries = try? FileManager.default.contentsOfDirectory(atPath: dataDir),
-            entries.contains(where: { !["data.mdb", "lock.mdb", DataDirectory.journalFileName].contains($0) })
-        {
-            throw ToolError("\(dataDir) is not empty: import only builds a new data directory (choose a new path)")
-        }
+        let staging = try ImportStaging(target: dataDir)
         do {
             if let bundle {
-                try importBundle(bundle, printer: printer)
+                try importBundle(bundle, into: staging, printer: printer)
             } else if let file {
-                try importExport(file, printer: printer)
+                try importExport(file, into: staging, printer: printer)
             }
         } catch {
             // Nothing of a failed import is worth keeping, and the target was new or empty.
-            if existed {
-                for entry in (try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? [] {
-                    try? FileManager.default.removeItem(atPath: dataDir + "/" + entry)
-                }
-            } else {
-                try? FileManager.default.removeItem(atPath: dataDir)
-            }
+            staging.discard()
             throw error
         }
     }
 
-    private func importExport(_ file: String, printer: Printer) throws(ToolError) {
-        let target = try ToolContext.current.openImport(dataDir, ImportSettings(checkpointEvery: checkpointEvery))
+    private func importExport(_ file: String, into staging: ImportStaging, printer: Printer) throws(ToolError) {
+        let settings = ImportSettings(checkpointEvery: checkpointEvery, sync: .atFinish)
+        try staging.checkTarget(settings)
+        let done = try writeExport(file, into: staging.path, settings: settings, printer: printer)
+        try staging.commit()
+        if printer.isJSON {
+            printer.json(["path": .string(dataDir), "seq": JSONValue(seq: done.seq), "checkpoints": .int(Int64(done.checkpoints))])
+        } else {
+            printer.line("imported \(done.seq) actions into \(dataDir) (\(done.checkpoints) checkpoint(s))")
+        }
+    }
+
+    /// Folds and writes the exported actions into the directory at `path`, and closes it.
+    private func writeExport(
+        _ file: String, into path: String, settings: ImportSettings, printer: Printer
+    ) throws(ToolError) -> (seq: UInt64, checkpoints: Int) {
+        let target = try ToolContext.current.openImport(path, settings)
         defer { target.close() }
         let size = InputReader.size(of: file)
         let progress = printer.progress("importing", total: UInt64(size ?? 0))
@@ -100,27 +104,23 @@ struct ImportCommand: AsyncParsableCommand {
                 throw ToolError("line \(number): \(error.message)", exitStatus: error.exitStatus)
             }
         }
-        let done = try target.finish()
-        progress.finish()
-        if printer.isJSON {
-            printer.json(["path": .string(dataDir), "seq": JSONValue(seq: done.seq), "checkpoints": .int(Int64(done.checkpoints))])
-        } else {
-            printer.line("imported \(done.seq) actions into \(dataDir) (\(done.checkpoints) checkpoint(s))")
-        }
+        return try target.finish()
     }
 
-    private func importBundle(_ path: String, printer: Printer) throws(ToolError) {
+    private func importBundle(_ path: String, into staging: ImportStaging, printer: Printer) throws(ToolError) {
         let bundle = try BundleFile.read(from: path)
-        let importer = BundleImport(bundle, checkpointEvery: checkpointEvery)
+        let importer = BundleImport(bundle, checkpointEvery: checkpointEvery, sync: .atFinish)
+        try staging.checkTarget(importer.settings)
         let progress = printer.progress("importing", total: UInt64(bundle.steps.count))
         let outcome: BundleImport.Outcome
         do {
             defer { progress.finish() }
-            outcome = try importer.run(into: dataDir) { seq in progress.update(seq - bundle.startSeq) }
+            outcome = try importer.run(into: staging.path) { seq in progress.update(seq - bundle.startSeq) }
         }
         if let explanation = importer.explain(outcome) {
             throw ToolError("\(path) does not reproduce here: \(explanation)", exitStatus: ExitStatus.negative)
         }
+        try staging.commit()
         let (first, last) = (bundle.startSeq + 1, bundle.endSeq)
         if printer.isJSON {
             printer.json([
@@ -141,8 +141,19 @@ struct ImportSettings: Sendable {
     var checkpointEvery: UInt64
     /// The state the history starts from, and its seq (a bundle's); `nil`: the initial state, seq 0.
     var origin: Checkpoint?
-    /// `false` for a directory nobody keeps (a bundle opened for reading): no sync at commit.
-    var durable = true
+    /// When the writes reach the disk.
+    var sync = ImportSync.everyCommit
+}
+
+/// When an import's writes reach the disk.
+enum ImportSync: Sendable {
+    /// At every commit.
+    case everyCommit
+    /// Once, when the import finishes: `reel import` writes a staging directory, which it moves
+    /// into place only once it is whole and synced, so nothing unsynced is ever at the target.
+    case atFinish
+    /// Never: a directory nobody keeps (a bundle opened for reading).
+    case never
 }
 
 /// Where `import` writes: a new data directory folded with the program's reducers.
@@ -159,11 +170,13 @@ protocol ImportTarget {
 
 final class StoreImportTarget<State: StoreState>: ImportTarget {
     private var importer: LogImporter<State>?
+    private let sync: ImportSync
 
     init(path: String, definition: StoreDefinition<State>, settings: ImportSettings) throws(ToolError) {
         var options = StoreOptions(checkpointEvery: settings.checkpointEvery)
         options.storage.origin = settings.origin
-        options.storage.durable = settings.durable
+        options.storage.durable = settings.sync == .everyCommit
+        sync = settings.sync
         do {
             importer = try LogImporter(path: path, definition: definition, options: options)
         } catch {
@@ -195,7 +208,9 @@ final class StoreImportTarget<State: StoreState>: ImportTarget {
     func finish() throws(ToolError) -> (seq: UInt64, checkpoints: Int) {
         guard let importer else { throw ToolError("the import was closed") }
         do {
-            return try importer.finish()
+            let done = try importer.finish()
+            if sync == .atFinish { try importer.sync() }
+            return done
         } catch {
             throw ToolError(error)
         }

@@ -87,6 +87,62 @@ import Testing
         }
     }
 
+    /// The import is built aside (`TARGET/.reel-importing`) and moved into place whole: a refused
+    /// or failed import leaves the target as it was — a history there is never touched — and one
+    /// killed midway leaves only its staging directory, which the next import names.
+    @Test func anImportAppearsOnlyWholeAndLeavesWhatItRefusesAsItWas() async throws {
+        let directory = try TemporaryDirectory()
+        let lines = (1...5).map {
+            #"{"seq":\#($0),"type":"set","payload":{"path":"/n","value":\#($0)},"time":"2026-11-21T10:00:00.000000000Z","peer":{"uid":1,"gid":1,"pid":1}}"#
+        }
+        let file = directory.sub("five.ndjson")
+        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+
+        // A history is refused, and stays whole.
+        let target = directory.sub("target")
+        #expect(await Tool.run(["import", file, "--data-dir", target]).status == 0)
+        let before = await Tool.run(["export", "--data-dir", target])
+        #expect(before.lines.count == 5)
+        let again = await Tool.run(["import", file, "--data-dir", target])
+        #expect(again.status == 2)
+        #expect(again.errors.contains("already holds 5 actions"), "\(again.errors)")
+        #expect(await Tool.run(["export", "--data-dir", target]).output == before.output)
+        #expect(await Tool.run(["verify", "--data-dir", target]).status == 0)
+
+        // An existing empty directory keeps its mode, and stays as it was when the import fails.
+        let empty = directory.sub("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o750])
+        let garbage = directory.sub("garbage.ndjson")
+        try (lines + ["{not json"]).joined(separator: "\n").write(toFile: garbage, atomically: true, encoding: .utf8)
+        #expect(await Tool.run(["import", garbage, "--data-dir", empty]).status == 65)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty)
+        #expect(await Tool.run(["import", file, "--data-dir", empty]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).sorted() == ["data.mdb"])
+        #expect((try FileManager.default.attributesOfItem(atPath: empty)[.posixPermissions] as? Int) == 0o750)
+        #expect(await Tool.run(["export", "--data-dir", empty]).output == before.output)
+
+        // Killed midway (its input a pipe kept open): the target holds only the staging directory.
+        let fifo = directory.sub("input.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let cut = directory.sub("cut")
+        let reel = try PackageExecutable.url("reel").path
+        let process = try SpawnedProcess(reel, ["import", fifo, "--data-dir", cut])
+        let writer = open(fifo, O_WRONLY)
+        #expect(writer >= 0)
+        defer { close(writer) }
+        let text = Array((lines.joined(separator: "\n") + "\n").utf8)
+        #expect(text.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == text.count)
+        try await waitUntil("the import's staging directory") { FileManager.default.fileExists(atPath: cut + "/.reel-importing/data.mdb") }
+        #expect(try await process.stop(signal: SIGKILL) == 128 + SIGKILL)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cut) == [".reel-importing"])
+        let named = await Tool.run(["import", file, "--data-dir", cut])
+        #expect(named.status == 2)
+        #expect(named.errors.contains("holds .reel-importing, left by an import that did not finish"), "\(named.errors)")
+        try FileManager.default.removeItem(atPath: cut + "/.reel-importing")
+        #expect(await Tool.run(["import", file, "--data-dir", cut]).status == 0)
+        #expect(await Tool.run(["export", "--data-dir", cut]).output == before.output)
+    }
+
     @Test(arguments: Access.allCases) func backupIsAConsistentOwnerOnlyCopy(_ access: Access) async throws {
         let story = try await StoryDaemon.started()
         let destination = story.directory.sub("backup-\(access.rawValue)")
