@@ -56,7 +56,8 @@ struct ImportCommand: AsyncParsableCommand {
                 try importExport(file, into: staging, printer: printer)
             }
         } catch {
-            // Nothing of a failed import is worth keeping, and the target was new or empty.
+            // Nothing of a failed import is worth keeping: its staging directory goes (with the
+            // target, when the import made it), and the target is as it was.
             staging.discard()
             throw error
         }
