@@ -14,6 +14,7 @@ public struct Action: Sendable, Equatable {
     /// has one form.
     public var version: Int?
 
+    @inlinable
     public init(type: String, payload: JSONValue = .null, version: Int? = nil) {
         self.type = type
         self.payload = payload
@@ -104,6 +105,8 @@ public struct ActionEnvelope: Sendable, Equatable {
     /// `nil` when it said nothing (a meta without members is stored and read as `nil`).
     public var meta: ActionMeta?
 
+    // (Inlinable: every record a replay decodes is built here, from another module.)
+    @inlinable
     public init(seq: UInt64, action: Action, time: Timestamp, peer: Peer, idempotencyKey: String? = nil, meta: ActionMeta? = nil) {
         self.seq = seq
         self.action = action
