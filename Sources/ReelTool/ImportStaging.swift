@@ -28,8 +28,12 @@ struct ImportStaging {
     /// files (whose history ``checkTarget(_:)`` then checks is empty).
     init(target: String) throws(ToolError) {
         self.target = target
-        targetExisted = FileManager.default.fileExists(atPath: target)
+        var isDirectory: ObjCBool = false
+        targetExisted = FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory)
         guard targetExisted else { return }
+        guard isDirectory.boolValue else {
+            throw ToolError("cannot import into \(target): it exists and is not a directory")
+        }
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []
         if entries.contains(Self.name) {
             throw ToolError(

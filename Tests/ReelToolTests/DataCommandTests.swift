@@ -49,6 +49,13 @@ import Testing
         #expect(bad.errors.contains("line 1 of \(garbage) is not valid JSON"), "\(bad.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.sub("new")))
 
+        let aFile = directory.sub("a-file")
+        #expect(FileManager.default.createFile(atPath: aFile, contents: Data("x".utf8)))
+        let onAFile = await Tool.run(["import", gap, "--data-dir", aFile])
+        #expect(onAFile.status == 2)
+        #expect(onAFile.errors == "reel: cannot import into \(aFile): it exists and is not a directory\n", "\(onAFile.errors)")
+        #expect(try String(contentsOfFile: aFile, encoding: .utf8) == "x")
+
         let occupied = directory.sub("occupied")
         try FileManager.default.createDirectory(atPath: occupied, withIntermediateDirectories: true)
         try "x".write(toFile: occupied + "/notes.txt", atomically: true, encoding: .utf8)
