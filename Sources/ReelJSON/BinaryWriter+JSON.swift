@@ -44,11 +44,8 @@ extension BinaryWriter {
     }
 
     /// Appends the binary encoding of `value`, with object members in canonical (UTF-8 key) order.
-    ///
-    /// - Parameter size: ``encodedSize(of:)`` of `value`, when the caller worked it out already
-    ///   (to reserve a record's bytes at once).
-    public mutating func writeJSON(_ value: JSONValue, encodedSize size: Int? = nil) {
-        let size = size ?? Self.encodedSize(of: value)
+    public mutating func writeJSON(_ value: JSONValue) {
+        let size = Self.encodedSize(of: value)
         let start = bytes.count
         if bytes.capacity < start + size { bytes.reserveCapacity(Swift.max(start + size, 2 * bytes.capacity)) }
         bytes.append(contentsOf: repeatElement(0, count: size))

@@ -16,7 +16,8 @@ struct DecodedLinesTests {
     }
 
     /// A decode that takes longer for some batches than others, so that decoders finish out of
-    /// order.
+    /// order. (The sleep waits for nothing: it only makes those batches slower, which is what the
+    /// test needs; a busy machine shuffles them further, which is fine.)
     static let decode = { @Sendable (line: ArraySlice<UInt8>, number: Int) throws(ToolError) -> String in
         if number % (DecodedLines.batchLines * 3) < 64 { usleep(50) }
         return String(decoding: line, as: UTF8.self)
