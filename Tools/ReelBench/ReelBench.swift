@@ -35,6 +35,9 @@ struct ReelBench: AsyncParsableCommand {
         case takeOver = "take-over"
         /// Only when asked for (`--only branches`): branches of a log of millions.
         case branches
+        /// Only when asked for (`--only codec`): one action's reading, encoding, decoding and
+        /// folding, in loops (nanoseconds per action).
+        case codec
     }
 
     @Option(help: "Where to put the temporary data directories (removed afterwards).")
@@ -64,7 +67,7 @@ struct ReelBench: AsyncParsableCommand {
     @Option(help: "Clients dispatching through the take-over.")
     var takeOverClients: Int = 50
 
-    @Option(help: "Run only this section: appends, replay, time-travel, large-state, or scale, changes, take-over or branches (which run only when asked for).")
+    @Option(help: "Run only this section: appends, replay, time-travel, large-state, or scale, changes, take-over, branches or codec (which run only when asked for).")
     var only: Section?
 
     @Option(help: "Actions in the log that `reel bisect` and `reel get --at` run on.")
@@ -102,6 +105,12 @@ struct ReelBench: AsyncParsableCommand {
 
     @Option(help: "Branches made in the branches section.")
     var branchCount: Int = 1_000
+
+    @Option(help: "Actions in each loop of the codec section.")
+    var codecActions: Int = 200_000
+
+    @Option(help: "Runs of each loop of the codec section, for a median.")
+    var codecRuns: Int = 9
 
     @Flag(help: "Keep the time-travel data directory and print its path, to time the `reel` executable on it.")
     var keepTimeTravelLog = false
@@ -147,12 +156,15 @@ struct ReelBench: AsyncParsableCommand {
         if runs(.branches) {
             try await branches()
         }
+        if runs(.codec) {
+            try codec()
+        }
     }
 
     /// Every section by default; `--skip-appends` leaves out the slow, disk-bound one.
     private func runs(_ section: Section) -> Bool {
         if let only { return section == only }
-        return ![.scale, .changes, .takeOver, .branches].contains(section) && (section != .appends || !skipAppends)
+        return ![.scale, .changes, .takeOver, .branches, .codec].contains(section) && (section != .appends || !skipAppends)
     }
 
     func printHeader() {

@@ -1,0 +1,87 @@
+import Foundation
+import ReelCore
+import ReelJSON
+import ReelProtocol
+import ReelStorage
+
+extension ReelBench {
+    /// What one action costs on the paths every tool's fold and `reel import` share, each in a
+    /// loop over `codecActions` `patch` actions (medians of `codecRuns`, the fastest beside):
+    /// reading an exported line (`LoggedActionLine`), reading its time, encoding its log record,
+    /// decoding the record, and decoding it and folding it with the stock reducer.
+    func codec() throws {
+        let count = codecActions
+        let envelopes = (1...count).map { i in
+            ActionEnvelope(
+                seq: UInt64(i), action: Self.patchAction(i), time: Timestamp(nanosecondsSince1970: 1_700_000_000_000_000_000 + Int64(i)),
+                peer: Peer(uid: 1, gid: 1, pid: 1)
+            )
+        }
+        let lines = envelopes.map { envelope -> [UInt8] in
+            var bytes: [UInt8] = []
+            envelope.writeWire(into: &bytes)
+            return bytes
+        }
+        let times = envelopes.map { Array($0.time.rfc3339.utf8) }
+        let records = envelopes.map(EnvelopeCodec.encode)
+        let reducer = JSONDocumentReducer()
+        var timings: [String: [Double]] = [:]
+        var sink = 0
+        func time(_ name: String, _ body: () throws -> Void) rethrows {
+            let start = ContinuousClock.now
+            try body()
+            let elapsed = (ContinuousClock.now - start).components
+            let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+            timings[name, default: []].append(seconds * 1e9 / Double(count))
+        }
+        for _ in 0..<codecRuns {
+            try time("an exported line read") {
+                try lines.withUnsafeBufferPointer { lines in
+                    for index in lines.indices {
+                        guard let envelope = lines[index].withUnsafeBytes({ LoggedActionLine.read($0) }) else { throw CodecBenchError() }
+                        sink &+= envelope.action.type.utf8.count
+                    }
+                }
+            }
+            try time("its time read") {
+                try times.withUnsafeBufferPointer { times in
+                    for index in times.indices {
+                        guard let time = times[index].withUnsafeBytes({ Timestamp(rfc3339: $0) }) else { throw CodecBenchError() }
+                        sink &+= Int(truncatingIfNeeded: time.nanosecondsSince1970)
+                    }
+                }
+            }
+            time("its record encoded") {
+                envelopes.withUnsafeBufferPointer { envelopes in
+                    for index in envelopes.indices { sink &+= EnvelopeCodec.encode(envelopes[index]).count }
+                }
+            }
+            try time("its record decoded") {
+                try records.withUnsafeBufferPointer { records in
+                    for index in records.indices {
+                        let envelope = try records[index].withUnsafeBytes { try EnvelopeCodec.decode(seq: UInt64(index + 1), from: $0) }
+                        sink &+= envelope.action.type.utf8.count
+                    }
+                }
+            }
+            var state: JSONValue = [:]
+            try time("decoded and folded") {
+                try records.withUnsafeBufferPointer { records in
+                    for index in records.indices {
+                        let envelope = try records[index].withUnsafeBytes { try EnvelopeCodec.decode(seq: UInt64(index + 1), from: $0) }
+                        try reducer.reduce(into: &state, action: envelope)
+                    }
+                }
+            }
+            sink &+= state.objectValue?.count ?? 0
+        }
+        for name in ["an exported line read", "its time read", "its record encoded", "its record decoded", "decoded and folded"] {
+            let sorted = timings[name, default: []].sorted()
+            let median = String(format: "%.0f", sorted[sorted.count / 2]), fastest = String(format: "%.0f", sorted[0])
+            print("codec: \(name): median \(median) ns per action (fastest \(fastest); \(sorted.count) runs of \(count))")
+        }
+        if sink == 42 { print("") }  // (keeps the loops' results alive)
+    }
+}
+
+private struct CodecBenchError: Error {}
