@@ -25,16 +25,30 @@ extension JSONDocumentReducer {
     ) -> Bool {
         let payload = action.payload
         switch action.type {
-        case "set":
-            guard case .object(let members) = payload, let value = members["value"], let path = memberPointer(members["path"]) else {
-                return false
-            }
+        case "merge":
+            JSONMergePatch.apply(payload, to: &state, recordingInto: &recorder)
+            return true
+        case "patch":
+            guard case .array(let operations) = payload, operations.count == 1 else { return false }
+        default:
+            break
+        }
+        guard let prepared = PreparedStockAction(type: action.type, payload: payload) else { return false }
+        return applyRecordingChanges(prepared, to: &state, into: &recorder)
+    }
+
+    /// ``applyRecordingChanges(_:to:into:)`` of an action read from its record
+    /// (``PreparedStockAction``): `true` when it applied and recorded it; `false`, with `state`
+    /// and `recorder` untouched, for any other shape and for one that fails.
+    public static func applyRecordingChanges(
+        _ action: PreparedStockAction, to state: inout JSONValue, into recorder: inout JSONChangeRecorder
+    ) -> Bool {
+        switch action {
+        case .set(let path, let value):
+            guard isMemberToken(path.lastToken) else { return false }
             return add(value, at: path, to: &state, recorder: &recorder)
-        case "increment":
-            guard case .object(let members) = payload, case .string(let text)? = members["path"], let path = try? JSONPointer(text) else {
-                return false
-            }
-            let by = members["by"] ?? .int(1)
+        case .increment(let path, let by):
+            let by = by ?? .int(1)
             var old: JSONValue?
             var new: JSONValue?
             do {
@@ -51,13 +65,8 @@ extension JSONDocumentReducer {
             }
             recorder.record(at: path.tokens, from: old, to: new)
             return true
-        case "merge":
-            JSONMergePatch.apply(payload, to: &state, recordingInto: &recorder)
-            return true
-        case "patch":
-            guard case .array(let operations) = payload, operations.count == 1,
-                let patch = try? JSONPatch(payload)
-            else { return false }
+        case .patch(let patch):
+            guard patch.operations.count == 1 else { return false }
             switch patch.operations[0] {
             case .add(let path, let value):
                 guard isMemberToken(path.lastToken) else { return false }
@@ -69,8 +78,6 @@ extension JSONDocumentReducer {
             default:
                 return false
             }
-        default:
-            return false
         }
     }
 
@@ -89,13 +96,6 @@ extension JSONDocumentReducer {
             recorder.recordUnfollowed(at: Array(path.tokens.dropLast()))
         }
         return true
-    }
-
-    /// The pointer of a `set` whose last token names an object member, as the reducer's `add`
-    /// branch reads it; `nil` for any other path.
-    private static func memberPointer(_ path: JSONValue?) -> JSONPointer? {
-        guard case .string(let text)? = path, let pointer = try? JSONPointer(text), isMemberToken(pointer.lastToken) else { return nil }
-        return pointer
     }
 
     /// Whether `token` can only name an object member: there is one, it is not `-`, and not all

@@ -103,16 +103,7 @@ public struct JSONDocumentReducer: Reducer {
                     return
                 }
                 let path = try pointer(in: payload, of: "set")
-                let value = try member("value", of: payload, in: "set")
-                if Self.isMemberToken(path.lastToken) {
-                    // Not an array index, so an object member (or an error either way): `add`
-                    // replaces or adds it in one walk down the path, where looking first took two.
-                    try state.add(value, at: path)
-                } else if state.value(at: path) != nil {
-                    try state.replace(at: path, with: value)
-                } else {
-                    try state.add(value, at: path)
-                }
+                try Self.set(try member("value", of: payload, in: "set"), at: path, in: &state)
             case "remove":
                 try state.remove(at: try pointer(in: payload, of: "remove"))
             case "increment":
@@ -131,12 +122,30 @@ public struct JSONDocumentReducer: Reducer {
         }
     }
 
+    /// `set`: replaces what is at `path`, or adds it.
+    static func set(_ value: JSONValue, at path: JSONPointer, in state: inout JSONValue) throws(JSONError) {
+        if isMemberToken(path.lastToken) {
+            // Not an array index, so an object member (or an error either way): `add`
+            // replaces or adds it in one walk down the path, where looking first took two.
+            try state.add(value, at: path)
+        } else if state.value(at: path) != nil {
+            try state.replace(at: path, with: value)
+        } else {
+            try state.add(value, at: path)
+        }
+    }
+
     private func increment(_ state: inout JSONValue, _ payload: JSONValue) throws -> Void {
         let path = try pointer(in: payload, of: "increment")
         let by = payload["by"] ?? .int(1)
         guard by.doubleValue != nil else {
             throw ReducerError(.invalidPayload, "increment: 'by' must be a number, not \(by.typeName)")
         }
+        try Self.increment(&state, at: path, by: by)
+    }
+
+    /// `increment` by a number `by`: adds it to the number at `path`, or puts it there.
+    static func increment(_ state: inout JSONValue, at path: JSONPointer, by: JSONValue) throws(JSONError) {
         guard state.value(at: path) != nil else {
             try state.add(by, at: path)
             return

@@ -21,7 +21,14 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     public var initialState: State
     public var middleware: [any Middleware<State>]
     public var reducer: any Reducer<State> {
-        didSet { versions = ActionVersions(reducer.actionDescriptions) }
+        didSet {
+            versions = ActionVersions(reducer.actionDescriptions)
+            // They spoke for the reducer replaced.
+            predictChanges = nil
+            applyRecordingChanges = nil
+            applyPrepared = nil
+            applyPreparedRecordingChanges = nil
+        }
     }
     /// The versions of the action types and the upcasters between them, from the reducers'
     /// descriptions.
@@ -37,6 +44,14 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     /// state and the recorder untouched, for any other action or on any error. Asked before
     /// ``predictChanges``, which must be set too.
     public var applyRecordingChanges: (@Sendable (inout State, ActionEnvelope, inout JSONChangeRecorder) -> Bool)?
+    /// Applies a stock action read straight from its record (``PreparedStockAction``) exactly as
+    /// the reducers apply the action it was read from: `true`; `false`, with the state untouched,
+    /// when they would refuse it (the caller then reduces the action, which says why). Set only
+    /// where the reducer is the stock one: replays then read the records of its commonest actions
+    /// into prepared actions instead of decoding their payloads.
+    public var applyPrepared: (@Sendable (inout State, PreparedStockAction) -> Bool)?
+    /// ``applyRecordingChanges`` for a prepared action; set with ``applyPrepared``.
+    public var applyPreparedRecordingChanges: (@Sendable (inout State, PreparedStockAction, inout JSONChangeRecorder) -> Bool)?
 
     public init(
         name: String,
@@ -118,6 +133,10 @@ extension StoreDefinition where State == JSONValue {
             JSONDocumentReducer.predictChanges(of: action, in: state, into: &recorder)
         }
         definition.applyRecordingChanges = { state, action, recorder in
+            JSONDocumentReducer.applyRecordingChanges(action, to: &state, into: &recorder)
+        }
+        definition.applyPrepared = { state, action in JSONDocumentReducer.apply(action, to: &state) }
+        definition.applyPreparedRecordingChanges = { state, action, recorder in
             JSONDocumentReducer.applyRecordingChanges(action, to: &state, into: &recorder)
         }
         return definition

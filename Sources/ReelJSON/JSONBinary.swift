@@ -171,6 +171,13 @@ public struct BinaryReader {
 
     /// ``readString()``, whether every byte of the string is ASCII, and its bytes in the buffer.
     mutating func readStringNotingASCII() throws(JSONError) -> (string: String, isASCII: Bool, utf8: UnsafeBufferPointer<UInt8>) {
+        let (utf8, isASCII) = try readUTF8()
+        return (makeString(utf8: utf8), isASCII, utf8)
+    }
+
+    /// The bytes of a string (its length, then valid UTF-8) in the buffer, and whether they are
+    /// all ASCII, read without making a `String` of them.
+    mutating func readUTF8() throws(JSONError) -> (utf8: UnsafeBufferPointer<UInt8>, isASCII: Bool) {
         let length = try readVarint()
         guard length <= UInt64(count - position), let base else { throw truncated("a string") }
         // Validated here rather than with String(validating:as:), whose generic path looks up type
@@ -195,7 +202,7 @@ public struct BinaryReader {
             }
         }
         position += Int(length)
-        return (makeString(utf8: utf8), isASCII, utf8)
+        return (utf8, isASCII)
     }
 
     /// Reads `byteCount` raw bytes into a new array.
@@ -215,7 +222,7 @@ public struct BinaryReader {
         try readValue(depth: 0, maxDepth: maxDepth)
     }
 
-    private mutating func readValue(depth: Int, maxDepth: Int) throws(JSONError) -> JSONValue {
+    mutating func readValue(depth: Int, maxDepth: Int) throws(JSONError) -> JSONValue {
         let start = position
         switch try readUInt8() {
         case BinaryTag.null: return .null
@@ -273,7 +280,7 @@ public struct BinaryReader {
         }
     }
 
-    private func truncated(_ what: String) -> JSONError {
+    func truncated(_ what: String) -> JSONError {
         JSONError(.corruptBinary, "binary JSON is truncated: expected \(what) at byte \(position)", offset: position)
     }
 

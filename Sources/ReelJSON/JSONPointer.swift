@@ -25,6 +25,11 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
         self.tokens = try string.withUTF8(Self.tokens(of:)).get()
     }
 
+    /// Parses the string form of a pointer from its bytes, which are valid UTF-8.
+    init(validUTF8 bytes: UnsafeBufferPointer<UInt8>) throws(JSONError) {
+        self.tokens = bytes.isEmpty ? [] : try Self.tokens(of: bytes).get()
+    }
+
     private static func tokens(of bytes: UnsafeBufferPointer<UInt8>) -> Result<[String], JSONError> {
         Result { () throws(JSONError) -> [String] in
             guard bytes.first == UInt8(ascii: "/") else {

@@ -296,6 +296,30 @@ extension DataDirectory {
     public func forEachEnvelope(
         from first: UInt64, through last: UInt64 = .max, _ body: (consuming ActionEnvelope) throws -> Bool
     ) throws {
+        try forEachDecoded(from: first, through: last, decode: { seq, bytes, legacy throws(StorageError) in
+            try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: legacy)
+        }, acked: { $0 }, body)
+    }
+
+    /// ``forEachEnvelope(from:through:_:)`` for a replay: `preparing` reads the stock actions of
+    /// plain shapes straight into prepared actions (``LoggedAction``), for a replay whose
+    /// reducer is the stock one (``StoreDefinition/applyPrepared``).
+    public func forEachLoggedAction(
+        from first: UInt64, through last: UInt64 = .max, preparing: Bool, _ body: (consuming LoggedAction) throws -> Bool
+    ) throws {
+        try forEachDecoded(from: first, through: last, decode: { seq, bytes, legacy throws(StorageError) in
+            try EnvelopeCodec.decodeAction(seq: seq, from: bytes, acceptingLegacy: legacy, preparing: preparing)
+        }, acked: { .envelope($0) }, body)
+    }
+
+    /// The walk of ``forEachEnvelope(from:through:_:)``, each record made an `Element` by `decode`
+    /// (with its seq, its bytes and whether legacy records are read), each action of the
+    /// acknowledged tail by `acked`.
+    func forEachDecoded<Element>(
+        from first: UInt64, through last: UInt64,
+        decode: (UInt64, UnsafeRawBufferPointer, Bool) throws(StorageError) -> Element, acked wrap: (ActionEnvelope) -> Element,
+        _ body: (consuming Element) throws -> Bool
+    ) throws {
         guard first <= last else { return }
         let acked = tail.withLock { $0 }  // before the transaction: see AckedTail
         var expected = max(first, metadata.origin + 1)
@@ -312,10 +336,9 @@ extension DataDirectory {
                     }
                     guard seq <= last else { return false }
                     expected += 1
-                    let envelope = try value.withUnsafeBytes { bytes throws(StorageError) in
-                        try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: acceptsLegacyRecords)
-                    }
-                    stopped = try !body(envelope)
+                    let legacy = acceptsLegacyRecords
+                    let element = try value.withUnsafeBytes { bytes throws(StorageError) in try decode(seq, bytes, legacy) }
+                    stopped = try !body(element)
                     return !stopped
                 }
             }
@@ -323,7 +346,7 @@ extension DataDirectory {
             throw Self.wrap(error, "cannot read the log")
         }
         guard !stopped, expected <= last else { return }
-        _ = try acked.forEach(from: expected, through: last, body)
+        _ = try acked.forEach(from: expected, through: last) { try body(wrap($0)) }
     }
 
     /// The seqs each of `keys` was given, for those that were used: the journal's under one lock,

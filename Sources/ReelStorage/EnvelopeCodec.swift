@@ -94,6 +94,15 @@ package enum EnvelopeCodec {
     /// - Parameter acceptingLegacy: whether a version-1 record (no checksum) may be read.
     /// - Throws: ``StorageError`` `.corrupt`, naming the seq, when the record is damaged.
     package static func decode(seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool = false) throws(StorageError) -> ActionEnvelope {
+        try decodeAction(seq: seq, from: bytes, acceptingLegacy: acceptingLegacy, preparing: false).envelope
+    }
+
+    /// Decodes the record stored under `seq` as ``decode(seq:from:acceptingLegacy:)`` does, or,
+    /// when `preparing` and it holds a stock action of a plain shape, reads its payload straight
+    /// into a ``PreparedStockAction`` (``LoggedAction/prepared(_:_:)``).
+    package static func decodeAction(
+        seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool = false, preparing: Bool
+    ) throws(StorageError) -> LoggedAction {
         let body = try RecordChecksum.checkedBody(bytes, seed: seq, version: recordVersion, legacyVersion: acceptingLegacy ? legacyVersion : nil) {
             "action \(seq) is damaged: \($0)"
         }
@@ -130,17 +139,28 @@ package enum EnvelopeCodec {
                 }
                 version = read
             }
-            let payload = try reader.readJSON()
-            guard reader.isAtEnd, let uid = UInt32(exactly: uid), let gid = UInt32(exactly: gid),
-                let pid = Int32(exactly: pid)
-            else {
+            guard let uid = UInt32(exactly: uid), let gid = UInt32(exactly: gid), let pid = Int32(exactly: pid) else {
                 throw StorageError(.corrupt, "action \(seq) is damaged: unexpected fields")
             }
-            return ActionEnvelope(
-                seq: seq, action: Action(type: type, payload: payload, version: version),
-                time: Timestamp(nanosecondsSince1970: time), peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe),
-                idempotencyKey: key, meta: meta
-            )
+            func envelope(_ payload: JSONValue) -> ActionEnvelope {
+                ActionEnvelope(
+                    seq: seq, action: Action(type: type, payload: payload, version: version),
+                    time: Timestamp(nanosecondsSince1970: time), peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe),
+                    idempotencyKey: key, meta: meta
+                )
+            }
+            // A prepared action's reader takes exactly one value to the end of the payload, or
+            // gives up, leaving the reading (and the wording of any damage) to the general path.
+            if preparing, version == nil,
+                let prepared = PreparedStockAction(type: type, binaryPayload: UnsafeRawBufferPointer(rebasing: body[reader.position...]))
+            {
+                return .prepared(envelope(.null), prepared)
+            }
+            let payload = try reader.readJSON()
+            guard reader.isAtEnd else {
+                throw StorageError(.corrupt, "action \(seq) is damaged: unexpected fields")
+            }
+            return .envelope(envelope(payload))
         } catch let error as StorageError {
             throw error
         } catch {

@@ -1,5 +1,6 @@
 import ReelCore
 import ReelJSON
+import ReelStorage
 
 /// Folds logged actions into state: the reducers for ordinary actions, the store itself for
 /// reserved ones (`@revert`). The writer (at dispatch) and the timeline (at replay) share it, so a
@@ -44,6 +45,23 @@ struct Fold<State: StoreState>: Sendable {
                 throw StoreError(error)
             }
         }
+    }
+
+    /// Whether replays read the records of this definition's commonest actions into prepared
+    /// actions (``LoggedAction/prepared(_:_:)``): its reducer is the stock one
+    /// (``StoreDefinition/applyPrepared``) and no type has versions to upcast.
+    var prepares: Bool { definition.applyPrepared != nil && definition.versions.isEmpty }
+
+    /// Applies one action read from the log: a prepared one as the reducers would
+    /// (``StoreDefinition/applyPrepared``), or, when that refuses it and for every other one,
+    /// as ``apply(_:to:stateAt:)`` applies its envelope (which says why the reducers refuse it).
+    func apply(
+        _ action: LoggedAction, to state: inout State, stateAt: (UInt64) throws(StoreError) -> State
+    ) throws(StoreError) {
+        if case .prepared(_, let prepared) = action, let applyPrepared = definition.applyPrepared, applyPrepared(&state, prepared) {
+            return
+        }
+        try apply(action.envelope, to: &state, stateAt: stateAt)
     }
 
     /// `envelope` as the reducers read it: its payload upcast from the version it was logged at
@@ -101,13 +119,33 @@ extension Fold {
         return try applyPredictingChanges(read: read, to: &state, recorder: &recorder, stateAt: stateAt)
     }
 
+    /// ``applyPredictingChanges(_:to:recorder:stateAt:)`` of an action read from the log: a
+    /// prepared one applied and recorded in one walk when it can be
+    /// (``StoreDefinition/applyPreparedRecordingChanges``), any other as its envelope.
+    func applyPredictingChanges(
+        _ action: LoggedAction, to state: inout State, recorder: inout JSONChangeRecorder,
+        stateAt: (UInt64) throws(StoreError) -> State
+    ) throws(StoreError) -> Bool {
+        guard case .prepared(_, let prepared) = action else {
+            return try applyPredictingChanges(action.envelope, to: &state, recorder: &recorder, stateAt: stateAt)
+        }
+        if definition.predictChanges != nil, let applyRecording = definition.applyPreparedRecordingChanges,
+            applyRecording(&state, prepared, &recorder)
+        {
+            return true
+        }
+        // Prepared, so nothing to upcast; and what the one walk did not take as prepared, it
+        // does not take as an envelope either.
+        return try applyPredictingChanges(read: action.envelope, to: &state, recorder: &recorder, stateAt: stateAt, inOneWalk: false)
+    }
+
     /// ``applyPredictingChanges(_:to:recorder:stateAt:)`` of an envelope already upcast.
     private func applyPredictingChanges(
         read: ActionEnvelope, to state: inout State, recorder: inout JSONChangeRecorder,
-        stateAt: (UInt64) throws(StoreError) -> State
+        stateAt: (UInt64) throws(StoreError) -> State, inOneWalk: Bool = true
     ) throws(StoreError) -> Bool {
         // Without a prediction, nothing is recorded on the way: the caller compares.
-        if definition.predictChanges != nil, let applyRecording = definition.applyRecordingChanges, applyRecording(&state, read, &recorder) {
+        if inOneWalk, definition.predictChanges != nil, let applyRecording = definition.applyRecordingChanges, applyRecording(&state, read, &recorder) {
             return true
         }
         guard let predict = definition.predictChanges, predict(state, read, &recorder) else {

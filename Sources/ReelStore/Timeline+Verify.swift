@@ -88,15 +88,16 @@ extension Timeline {
         var nextCheckpoint = pending.startIndex
         var failure: StoreError?
         do {
-            try directory.forEachEnvelopeReadingAhead(from: from + 1, through: last) { envelope in
+            try directory.forEachLoggedActionReadingAhead(from: from + 1, through: last, preparing: fold.prepares) { action in
+                let seq = action.seq
                 do throws(StoreError) {
-                    try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
+                    try fold.apply(action, to: &state) { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
                 } catch {
                     guard error.code == .rejected || error.code == .unknownActionType else { throw error }
-                    report.refused.append((envelope.seq, error.message))
+                    report.refused.append((seq, error.message))
                 }
-                progress(envelope.seq)
-                guard nextCheckpoint < pending.endIndex, pending[nextCheckpoint].seq == envelope.seq else { return true }
+                progress(seq)
+                guard nextCheckpoint < pending.endIndex, pending[nextCheckpoint].seq == seq else { return true }
                 do throws(StoreError) {
                     if let mismatch = try compare(state, with: pending[nextCheckpoint]) {
                         report.mismatch = mismatch
@@ -106,7 +107,7 @@ extension Timeline {
                     failure = error
                     return false
                 }
-                report.matched.append(envelope.seq)
+                report.matched.append(seq)
                 nextCheckpoint += 1
                 return true
             }

@@ -122,19 +122,21 @@ public struct Timeline<State: StoreState>: Sendable {
         var replayed = 0
         var refused: [(UInt64, String)] = []
         do {
-            try directory.forEachEnvelopeReadingAhead(from: first, through: last) { envelope in
-                if !skipping.isEmpty, skipping.contains(envelope.seq) { return true }
+            // What `visit` sees is each action as logged: read whole for it.
+            try directory.forEachLoggedActionReadingAhead(from: first, through: last, preparing: visit == nil && fold.prepares) { action in
+                let seq = action.seq
+                if !skipping.isEmpty, skipping.contains(seq) { return true }
                 do {
-                    try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in
+                    try fold.apply(action, to: &state) { (to: UInt64) throws(StoreError) -> State in
                         try whatIfState(at: to, skipping: skipping)
                     }
-                    visit?(envelope, nil)
+                    visit?(action.envelope, nil)
                 } catch let error as StoreError where error.code == .rejected || error.code == .unknownActionType {
-                    refused.append((envelope.seq, error.message))
-                    visit?(envelope, error)
+                    refused.append((seq, error.message))
+                    visit?(action.envelope, error)
                 }
                 replayed += 1
-                if let progress, replayed & 0xFFFF == 0 { progress(envelope.seq) }
+                if let progress, replayed & 0xFFFF == 0 { progress(seq) }
                 return true
             }
         } catch {

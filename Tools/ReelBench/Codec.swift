@@ -74,8 +74,26 @@ extension ReelBench {
                 }
             }
             sink &+= state.objectValue?.count ?? 0
+            // As replays read the stock actions: the payload straight into the patch.
+            var preparedState: JSONValue = [:]
+            try time("read prepared and folded") {
+                try records.withUnsafeBufferPointer { records in
+                    for index in records.indices {
+                        let action = try records[index].withUnsafeBytes {
+                            try EnvelopeCodec.decodeAction(seq: UInt64(index + 1), from: $0, preparing: true)
+                        }
+                        guard case .prepared(_, let prepared) = action, JSONDocumentReducer.apply(prepared, to: &preparedState) else {
+                            try reducer.reduce(into: &preparedState, action: action.envelope)
+                            continue
+                        }
+                    }
+                }
+            }
+            sink &+= preparedState.objectValue?.count ?? 0
         }
-        for name in ["an exported line read", "its time read", "its record encoded", "its record decoded", "decoded and folded"] {
+        for name in [
+            "an exported line read", "its time read", "its record encoded", "its record decoded", "decoded and folded", "read prepared and folded",
+        ] {
             let sorted = timings[name, default: []].sorted()
             let median = String(format: "%.0f", sorted[sorted.count / 2]), fastest = String(format: "%.0f", sorted[0])
             print("codec: \(name): median \(median) ns per action (fastest \(fastest); \(sorted.count) runs of \(count))")
