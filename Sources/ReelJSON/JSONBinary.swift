@@ -87,11 +87,13 @@ public struct BinaryWriter: Sendable {
 /// LMDB value inside its read transaction). Every read checks bounds and throws
 /// `JSONError` with code `.corruptBinary` rather than reading past the end.
 public struct BinaryReader {
-    private let base: UnsafeRawPointer?
+    @usableFromInline let base: UnsafeRawPointer?
     /// The number of bytes in the buffer.
     public let count: Int
     /// The offset of the next byte to read.
-    public private(set) var position: Int = 0
+    public var position: Int { offset }
+    /// ``position``, which the inlined reads move.
+    @usableFromInline var offset = 0
 
     /// Creates a reader positioned at the start of `buffer`.
     public init(_ buffer: UnsafeRawBufferPointer) {
@@ -107,28 +109,45 @@ public struct BinaryReader {
 
     /// Reads one byte.
     /// - Throws: `.corruptBinary` at the end of the buffer.
+    @inlinable @inline(__always)
     public mutating func readUInt8() throws(JSONError) -> UInt8 {
-        guard position < count, let base else { throw truncated("a byte") }
-        defer { position += 1 }
-        return base.load(fromByteOffset: position, as: UInt8.self)
+        guard offset < count, let base else { throw truncatedByte() }
+        defer { offset += 1 }
+        return base.load(fromByteOffset: offset, as: UInt8.self)
     }
+
+    @usableFromInline func truncatedByte() -> JSONError { truncated("a byte") }
 
     /// Reads an unsigned LEB128 varint.
     /// - Throws: `.corruptBinary` when it is truncated, longer than 10 bytes, overflows 64 bits, or is
     ///   not in its shortest form.
+    @inlinable @inline(__always)
     public mutating func readVarint() throws(JSONError) -> UInt64 {
+        // The common case, one byte, inlined into every reader of counts, lengths and header
+        // fields (a call each was a fourteenth of a replay); the rest out of line.
+        if offset < count, let base {
+            let byte = base.load(fromByteOffset: offset, as: UInt8.self)
+            if byte < 0x80 {
+                offset += 1
+                return UInt64(byte)
+            }
+        }
+        return try readLongVarint()
+    }
+
+    /// ``readVarint()`` of more than one byte, or at the end.
+    @usableFromInline mutating func readLongVarint() throws(JSONError) -> UInt64 {
         guard position < count, let base else { throw truncated("a varint") }
         let start = position
         var byte = base.load(fromByteOffset: position, as: UInt8.self)
-        position += 1
-        if byte < 0x80 { return UInt64(byte) }  // the common case: one byte
+        offset += 1
 
         var result = UInt64(byte & 0x7F)
         var shift: UInt64 = 7
         while true {
             guard position < count else { throw truncated("a varint") }
             byte = base.load(fromByteOffset: position, as: UInt8.self)
-            position += 1
+            offset += 1
             // The 10th byte may only carry bit 63.
             if shift == 63 && byte > 1 { throw corrupt("varint overflows 64 bits", at: start) }
             result |= UInt64(byte & 0x7F) << shift
@@ -151,7 +170,7 @@ public struct BinaryReader {
     /// - Throws: `.corruptBinary` when fewer than 8 bytes remain.
     public mutating func readFixedUInt64BigEndian() throws(JSONError) -> UInt64 {
         guard count - position >= 8, let base else { throw truncated("a 64-bit integer") }
-        defer { position += 8 }
+        defer { offset += 8 }
         return UInt64(bigEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
     }
 
@@ -159,7 +178,7 @@ public struct BinaryReader {
     /// - Throws: `.corruptBinary` when fewer than 8 bytes remain.
     public mutating func readDouble() throws(JSONError) -> Double {
         guard count - position >= 8, let base else { throw truncated("a double") }
-        defer { position += 8 }
+        defer { offset += 8 }
         return Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self)))
     }
 
@@ -201,7 +220,7 @@ public struct BinaryReader {
                 throw corrupt("string is not valid UTF-8", at: position + index)
             }
         }
-        position += Int(length)
+        offset += Int(length)
         return (utf8, isASCII)
     }
 
@@ -210,7 +229,7 @@ public struct BinaryReader {
     public mutating func readBytes(count byteCount: Int) throws(JSONError) -> [UInt8] {
         guard byteCount >= 0, byteCount <= count - position else { throw truncated("\(byteCount) bytes") }
         guard byteCount > 0, let base else { return [] }
-        defer { position += byteCount }
+        defer { offset += byteCount }
         return Array(UnsafeRawBufferPointer(start: base + position, count: byteCount))
     }
 
@@ -351,7 +370,7 @@ extension BinaryReader {
             base.load(fromByteOffset: position, as: UInt8.self) == BinaryTag.object
         else { return try readValue(depth: depth, maxDepth: maxDepth) }
         let start = position
-        position += 1
+        offset += 1
         guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels", at: start) }
         let memberCount = try readVarint()
         guard memberCount <= UInt64(count - position) / 2 else { throw truncated("an object") }
@@ -369,7 +388,7 @@ extension BinaryReader {
                     break
                 }
             }
-            position += Int(length)
+            offset += Int(length)
             if matches {
                 guard kept == nil else { throw corrupt("object repeats the key \"\(token)\"", at: keyStart) }
                 kept = try readTrimmed(tokens.dropFirst(), depth: depth + 1, maxDepth: maxDepth)
@@ -390,7 +409,7 @@ extension BinaryReader {
         case BinaryTag.string:
             let length = try readVarint()
             guard length <= UInt64(count - position) else { throw truncated("a string") }
-            position += Int(length)
+            offset += Int(length)
         case BinaryTag.array:
             guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels", at: start) }
             let elementCount = try readVarint()
@@ -403,7 +422,7 @@ extension BinaryReader {
             for _ in 0..<memberCount {
                 let length = try readVarint()
                 guard length <= UInt64(count - position) else { throw truncated("a string") }
-                position += Int(length)
+                offset += Int(length)
                 try skipValue(depth: depth + 1, maxDepth: maxDepth)
             }
         case let tag:

@@ -296,9 +296,10 @@ extension DataDirectory {
     public func forEachEnvelope(
         from first: UInt64, through last: UInt64 = .max, _ body: (consuming ActionEnvelope) throws -> Bool
     ) throws {
-        try forEachDecoded(from: first, through: last, decode: { seq, bytes, legacy throws(StorageError) in
-            try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: legacy)
-        }, acked: { $0 }, body)
+        let legacy = acceptsLegacyRecords
+        try forEachRecord(from: first, through: last, tailAction: body) { seq, bytes in
+            try body(try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: legacy))
+        }
     }
 
     /// ``forEachEnvelope(from:through:_:)`` for a replay: `preparing` reads the stock actions of
@@ -307,18 +308,20 @@ extension DataDirectory {
     public func forEachLoggedAction(
         from first: UInt64, through last: UInt64 = .max, preparing: Bool, _ body: (consuming LoggedAction) throws -> Bool
     ) throws {
-        try forEachDecoded(from: first, through: last, decode: { seq, bytes, legacy throws(StorageError) in
-            try EnvelopeCodec.decodeAction(seq: seq, from: bytes, acceptingLegacy: legacy, preparing: preparing)
-        }, acked: { .envelope($0) }, body)
+        let legacy = acceptsLegacyRecords
+        try forEachRecord(from: first, through: last, tailAction: { try body(.envelope($0)) }) { seq, bytes in
+            try body(try EnvelopeCodec.decodeAction(seq: seq, from: bytes, acceptingLegacy: legacy, preparing: preparing))
+        }
     }
 
-    /// The walk of ``forEachEnvelope(from:through:_:)``, each record made an `Element` by `decode`
-    /// (with its seq, its bytes and whether legacy records are read), each action of the
-    /// acknowledged tail by `acked`.
-    func forEachDecoded<Element>(
-        from first: UInt64, through last: UInt64,
-        decode: (UInt64, UnsafeRawBufferPointer, Bool) throws(StorageError) -> Element, acked wrap: (ActionEnvelope) -> Element,
-        _ body: (consuming Element) throws -> Bool
+    /// The walk of ``forEachEnvelope(from:through:_:)``: `record` gets each record's seq and
+    /// bytes, inside the read transaction, to decode and hand on as its caller wants (each
+    /// caller's decoding and body in one closure: through a generic walk, each `LoggedAction` was
+    /// copied on its way, a tenth of a replay), and `tailAction` each action of the acknowledged
+    /// tail.
+    private func forEachRecord(
+        from first: UInt64, through last: UInt64, tailAction: (consuming ActionEnvelope) throws -> Bool,
+        _ record: (UInt64, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         guard first <= last else { return }
         let acked = tail.withLock { $0 }  // before the transaction: see AckedTail
@@ -336,9 +339,7 @@ extension DataDirectory {
                     }
                     guard seq <= last else { return false }
                     expected += 1
-                    let legacy = acceptsLegacyRecords
-                    let element = try value.withUnsafeBytes { bytes throws(StorageError) in try decode(seq, bytes, legacy) }
-                    stopped = try !body(element)
+                    stopped = try !value.withUnsafeBytes { bytes in try record(seq, bytes) }
                     return !stopped
                 }
             }
@@ -346,7 +347,7 @@ extension DataDirectory {
             throw Self.wrap(error, "cannot read the log")
         }
         guard !stopped, expected <= last else { return }
-        _ = try acked.forEach(from: expected, through: last) { try body(wrap($0)) }
+        _ = try acked.forEach(from: expected, through: last, tailAction)
     }
 
     /// The seqs each of `keys` was given, for those that were used: the journal's under one lock,

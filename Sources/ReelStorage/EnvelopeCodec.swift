@@ -94,7 +94,8 @@ package enum EnvelopeCodec {
     /// - Parameter acceptingLegacy: whether a version-1 record (no checksum) may be read.
     /// - Throws: ``StorageError`` `.corrupt`, naming the seq, when the record is damaged.
     package static func decode(seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool = false) throws(StorageError) -> ActionEnvelope {
-        try decodeAction(seq: seq, from: bytes, acceptingLegacy: acceptingLegacy, preparing: false).envelope
+        var prepared: PreparedStockAction?
+        return try decode(seq: seq, from: bytes, acceptingLegacy: acceptingLegacy, preparing: false, into: &prepared)
     }
 
     /// Decodes the record stored under `seq` as ``decode(seq:from:acceptingLegacy:)`` does, or,
@@ -103,6 +104,17 @@ package enum EnvelopeCodec {
     package static func decodeAction(
         seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool = false, preparing: Bool
     ) throws(StorageError) -> LoggedAction {
+        var prepared: PreparedStockAction?
+        let envelope = try decode(seq: seq, from: bytes, acceptingLegacy: acceptingLegacy, preparing: preparing, into: &prepared)
+        guard let prepared else { return .envelope(envelope) }
+        return .prepared(envelope, prepared)
+    }
+
+    /// The record's envelope; when `preparing` and the payload reads as a prepared action, that
+    /// action in `prepared` and the envelope's payload `null`.
+    private static func decode(
+        seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool, preparing: Bool, into prepared: inout PreparedStockAction?
+    ) throws(StorageError) -> ActionEnvelope {
         let body = try RecordChecksum.checkedBody(bytes, seed: seq, version: recordVersion, legacyVersion: acceptingLegacy ? legacyVersion : nil) {
             "action \(seq) is damaged: \($0)"
         }
@@ -151,16 +163,15 @@ package enum EnvelopeCodec {
             }
             // A prepared action's reader takes exactly one value to the end of the payload, or
             // gives up, leaving the reading (and the wording of any damage) to the general path.
-            if preparing, version == nil,
-                let prepared = PreparedStockAction(type: type, binaryPayload: UnsafeRawBufferPointer(rebasing: body[reader.position...]))
-            {
-                return .prepared(envelope(.null), prepared)
+            if preparing, version == nil {
+                prepared = PreparedStockAction(type: type, binaryPayload: UnsafeRawBufferPointer(rebasing: body[reader.position...]))
+                if prepared != nil { return envelope(.null) }
             }
             let payload = try reader.readJSON()
             guard reader.isAtEnd else {
                 throw StorageError(.corrupt, "action \(seq) is damaged: unexpected fields")
             }
-            return .envelope(envelope(payload))
+            return envelope(payload)
         } catch let error as StorageError {
             throw error
         } catch {

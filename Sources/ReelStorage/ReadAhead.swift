@@ -20,11 +20,11 @@ import Synchronization
 /// there: memory freed on another thread than the one that allocated it goes back to the
 /// allocating thread's malloc arena under that arena's lock, which a reader holds all the time it
 /// decodes. Freeing on the reader made read-ahead replay about a third faster.
-final class EnvelopeSegments<Element>: @unchecked Sendable {
+final class EnvelopeSegments: @unchecked Sendable {
     /// A decoded segment and the worker that decoded it.
     struct Segment {
         var worker: Int
-        var envelopes: [Element]
+        var envelopes: [LoggedAction]
     }
 
     /// What the caller does next.
@@ -42,7 +42,7 @@ final class EnvelopeSegments<Element>: @unchecked Sendable {
     /// Decoded segments not folded yet, by index.
     private var ready: [Int: Segment] = [:]
     /// Folded segments waiting to be freed, per worker.
-    private var spent: [[[Element]]]
+    private var spent: [[[LoggedAction]]]
     private var nextToClaim = 0
     private var nextToFold = 0
     /// The first segment that is not delivered: the one after the range, or after a short segment
@@ -69,7 +69,7 @@ final class EnvelopeSegments<Element>: @unchecked Sendable {
     /// Called by reading thread `worker`: the next segment to read, once one is within `capacity`
     /// of the caller; `nil` when there is nothing more to read. Swaps into `finishedWith` the
     /// segments this worker decoded that have been folded, for it to free outside the lock.
-    func claim(worker: Int, freeing finishedWith: inout [[Element]]) -> Int? {
+    func claim(worker: Int, freeing finishedWith: inout [[LoggedAction]]) -> Int? {
         condition.lock()
         defer { condition.unlock() }
         while !cancelled && nextToClaim < end && nextToClaim - nextToFold >= capacity {
@@ -165,42 +165,28 @@ extension DataDirectory {
     public func forEachEnvelopeReadingAhead(
         from first: UInt64, through last: UInt64, _ body: (ActionEnvelope) throws -> Bool
     ) throws {
-        try forEachDecodedReadingAhead(from: first, through: last, decode: { seq, bytes, legacy throws(StorageError) in
-            try EnvelopeCodec.decode(seq: seq, from: bytes, acceptingLegacy: legacy)
-        }, acked: { $0 }, body)
+        try forEachLoggedActionReadingAhead(from: first, through: last, preparing: false) { try body($0.envelope) }
     }
 
     /// ``forEachEnvelopeReadingAhead(from:through:_:)`` of ``forEachLoggedAction(from:through:preparing:_:)``.
     public func forEachLoggedActionReadingAhead(
         from first: UInt64, through last: UInt64, preparing: Bool, _ body: (LoggedAction) throws -> Bool
     ) throws {
-        try forEachDecodedReadingAhead(from: first, through: last, decode: { seq, bytes, legacy throws(StorageError) in
-            try EnvelopeCodec.decodeAction(seq: seq, from: bytes, acceptingLegacy: legacy, preparing: preparing)
-        }, acked: { .envelope($0) }, body)
-    }
-
-    /// The walk of ``forEachEnvelopeReadingAhead(from:through:_:)`` with the records decoded as
-    /// ``forEachDecoded(from:through:decode:acked:_:)`` decodes them.
-    func forEachDecodedReadingAhead<Element>(
-        from first: UInt64, through last: UInt64,
-        decode: @escaping @Sendable (UInt64, UnsafeRawBufferPointer, Bool) throws(StorageError) -> Element,
-        acked wrap: @escaping @Sendable (ActionEnvelope) -> Element, _ body: (Element) throws -> Bool
-    ) throws {
         let first = max(first, metadata.origin + 1)  // seqs start after the origin: a segment from before would look short
         guard first <= last else { return }
         guard last - first >= Self.readAheadThreshold else {
-            try forEachDecoded(from: first, through: last, decode: decode, acked: wrap, body)
+            try forEachLoggedAction(from: first, through: last, preparing: preparing, body)
             return
         }
         let threads = Self.walks.start()
         defer { Self.walks.end(readers: threads) }  // (after the readers are joined: defers run in reverse)
         guard threads > 0 else {
-            try forEachDecoded(from: first, through: last, decode: decode, acked: wrap, body)
+            try forEachLoggedAction(from: first, through: last, preparing: preparing, body)
             return
         }
         let caller = threads  // the caller's worker number
         let count = Int((last - first) / Self.segmentLength) + 1
-        let segments = EnvelopeSegments<Element>(count: count, workers: threads + 1, capacity: 2 * threads + 4)
+        let segments = EnvelopeSegments(count: count, workers: threads + 1, capacity: 2 * threads + 4)
         let threadsDone = DispatchGroup()
         for worker in 0..<threads {
             threadsDone.enter()
@@ -208,11 +194,11 @@ extension DataDirectory {
             // group's signal, which is what the caller waits for.
             let thread = Thread { [weak self] in
                 defer { threadsDone.leave() }
-                var finishedWith: [[Element]] = []
+                var finishedWith: [[LoggedAction]] = []
                 while let index = segments.claim(worker: worker, freeing: &finishedWith) {
                     finishedWith.removeAll()  // frees here, on the thread that allocated them
                     guard let self else { break }
-                    self.decodeSegment(index, first: first, last: last, worker: worker, into: segments, decode: decode, acked: wrap)
+                    self.decodeSegment(index, first: first, last: last, worker: worker, into: segments, preparing: preparing)
                 }
             }
             thread.name = "reel-read-ahead"
@@ -224,7 +210,7 @@ extension DataDirectory {
             segments.cancel()
             threadsDone.wait()
         }
-        var previous: EnvelopeSegments<Element>.Segment?
+        var previous: EnvelopeSegments.Segment?
         while true {
             switch try segments.next(worker: caller, returning: previous.take()) {
             case .fold(let segment):
@@ -236,7 +222,7 @@ extension DataDirectory {
                 }
                 previous = segment
             case .decode(let index):
-                decodeSegment(index, first: first, last: last, worker: caller, into: segments, decode: decode, acked: wrap)
+                decodeSegment(index, first: first, last: last, worker: caller, into: segments, preparing: preparing)
             case .end:
                 return
             }
@@ -254,16 +240,13 @@ extension DataDirectory {
     }
 
     /// Reads and decodes segment `index` of `first...last` and hands it to `segments`.
-    private func decodeSegment<Element>(
-        _ index: Int, first: UInt64, last: UInt64, worker: Int, into segments: EnvelopeSegments<Element>,
-        decode: (UInt64, UnsafeRawBufferPointer, Bool) throws(StorageError) -> Element, acked wrap: (ActionEnvelope) -> Element
-    ) {
+    private func decodeSegment(_ index: Int, first: UInt64, last: UInt64, worker: Int, into segments: EnvelopeSegments, preparing: Bool) {
         let start = first + UInt64(index) * Self.segmentLength
         let stop = min(last, start + Self.segmentLength - 1)
-        var envelopes: [Element] = []
+        var envelopes: [LoggedAction] = []
         envelopes.reserveCapacity(Int(stop - start + 1))
         do {
-            try forEachDecoded(from: start, through: stop, decode: decode, acked: wrap) { envelopes.append($0); return true }
+            try forEachLoggedAction(from: start, through: stop, preparing: preparing) { envelopes.append($0); return true }
         } catch {
             segments.fail(index, error)
             return
