@@ -12,7 +12,8 @@ extension JSONDocumentReducer {
     /// Applies `action` to `state` and records what it changed into `recorder`'s current edit,
     /// when the action is one of:
     ///
-    /// - `set` of an object member (a last token that is neither an array index nor `-`);
+    /// - `set` of a member of the root object (any name), or of an object member (a last token that
+    ///   is neither an array index nor `-`);
     /// - `increment` of a value that is there;
     /// - `merge` (which cannot fail);
     /// - `patch` of one `add` of an object member or one `replace`.
@@ -30,6 +31,16 @@ extension JSONDocumentReducer {
             return true
         case "patch":
             guard case .array(let operations) = payload, operations.count == 1 else { return false }
+        case "set":
+            // A member of the root, as the reducer sets it: no pointer made, no walk (the writer
+            // records every dispatch, and most `set`s are these).
+            if case .object(let members) = payload, let value = members["value"], let name = rootMemberName(members["path"]) {
+                let (applied, old) = setRootMember(name, of: &state, to: value)
+                if applied {
+                    recorder.record(name, below: PointerTree.root, from: old, to: value)
+                    return true
+                }
+            }
         default:
             break
         }
@@ -45,6 +56,14 @@ extension JSONDocumentReducer {
     ) -> Bool {
         switch action {
         case .set(let path, let value):
+            // A member of a root object, whatever its name: what the reducer's walk sets there.
+            if path.tokens.count == 1 {
+                let (applied, old) = setRootMember(path.tokens[0], of: &state, to: value)
+                if applied {
+                    recorder.record(path.tokens[0], below: PointerTree.root, from: old, to: value)
+                    return true
+                }
+            }
             guard isMemberToken(path.lastToken) else { return false }
             return add(value, at: path, to: &state, recorder: &recorder)
         case .increment(let path, let by):

@@ -97,8 +97,8 @@ public struct JSONDocumentReducer: Reducer {
             case "merge":
                 JSONMergePatch.apply(payload, to: &state)
             case "set":
-                if case .object(let members) = payload, let value = members["value"],
-                    Self.setRootMember(of: &state, path: members["path"], to: value)
+                if case .object(let members) = payload, let value = members["value"], let name = Self.rootMemberName(members["path"]),
+                    Self.setRootMember(name, of: &state, to: value).applied
                 {
                     return
                 }
@@ -175,18 +175,24 @@ public struct JSONDocumentReducer: Reducer {
     /// `set` of a member of a root object (`"/name"`, no escapes), done in place without making a
     /// JSON Pointer: what most `set`s are, and what the general walk below would do, with an array
     /// of tokens allocated at each of the two folds of every action (the writer's and the
-    /// readers' copies). Returns `false`, changing nothing, for any other path or state.
-    private static func setRootMember(of state: inout JSONValue, path: JSONValue?, to value: JSONValue) -> Bool {
-        guard case .string(let text) = path else { return false }
+    /// readers' copies). The name, when `path` is such a pointer.
+    static func rootMemberName(_ path: JSONValue?) -> String? {
+        guard case .string(let text) = path else { return nil }
         var utf8 = text.utf8[...]
         guard utf8.popFirst() == UInt8(ascii: "/"),
             !utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "~") })
-        else { return false }
-        guard case .object(var members) = state else { return false }
+        else { return nil }
+        return String(Substring(utf8))
+    }
+
+    /// Sets member `name` of the root object to `value`, and gives what it replaced (`nil` for a
+    /// new member); not `applied`, changing nothing, when the state is not an object.
+    static func setRootMember(_ name: String, of state: inout JSONValue, to value: JSONValue) -> (applied: Bool, old: JSONValue?) {
+        guard case .object(var members) = state else { return (false, nil) }
         state = .null  // `members` the only reference: the member is set without copying them
-        members[String(Substring(utf8))] = value
+        let old = members.updateValue(value, forKey: name)
         state = .object(members)
-        return true
+        return (true, old)
     }
 
     private func member(_ name: String, of payload: JSONValue, in type: String) throws(ReducerError) -> JSONValue {

@@ -2,9 +2,9 @@ import Foundation
 import ReelCore
 import Synchronization
 
-/// Hands decoded envelopes from reading threads to the caller, in order, one segment of the log at
-/// a time, so that reading and decoding the log (more than half of a replay's work) runs beside
-/// the caller's folding.
+/// Hands decoded actions (``LoggedAction``s) from reading threads to the caller, in order, one
+/// segment of the log at a time, so that reading and decoding the log (more than half of a
+/// replay's work) runs beside the caller's folding.
 ///
 /// The range is cut into segments of ``DataDirectory/segmentLength`` seqs. A worker (a reading
 /// thread, or the caller itself while the segment it needs next is still being decoded) claims the
