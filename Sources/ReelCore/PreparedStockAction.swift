@@ -60,6 +60,13 @@ public enum PreparedStockAction: Sendable, Equatable {
         return try? JSONPointer(text)
     }
 
+    /// `envelope` (read with this action, its payload left `null`) with this action's payload.
+    public func filling(_ envelope: ActionEnvelope) -> ActionEnvelope {
+        var filled = envelope
+        filled.action.payload = payload
+        return filled
+    }
+
     /// The action's payload: what its record holds, as JSON (its members in their canonical order).
     public var payload: JSONValue {
         switch self {

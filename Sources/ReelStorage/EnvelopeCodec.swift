@@ -100,19 +100,8 @@ package enum EnvelopeCodec {
 
     /// Decodes the record stored under `seq` as ``decode(seq:from:acceptingLegacy:)`` does, or,
     /// when `preparing` and it holds a stock action of a plain shape, reads its payload straight
-    /// into a ``PreparedStockAction`` (``LoggedAction/prepared(_:_:)``).
-    package static func decodeAction(
-        seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool = false, preparing: Bool
-    ) throws(StorageError) -> LoggedAction {
-        var prepared: PreparedStockAction?
-        let envelope = try decode(seq: seq, from: bytes, acceptingLegacy: acceptingLegacy, preparing: preparing, into: &prepared)
-        guard let prepared else { return .envelope(envelope) }
-        return .prepared(envelope, prepared)
-    }
-
-    /// The record's envelope; when `preparing` and the payload reads as a prepared action, that
-    /// action in `prepared` and the envelope's payload `null`.
-    private static func decode(
+    /// into `prepared` (a ``PreparedStockAction``), the envelope's payload left `null`.
+    package static func decode(
         seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool, preparing: Bool, into prepared: inout PreparedStockAction?
     ) throws(StorageError) -> ActionEnvelope {
         let body = try RecordChecksum.checkedBody(bytes, seed: seq, version: recordVersion, legacyVersion: acceptingLegacy ? legacyVersion : nil) {
@@ -151,27 +140,26 @@ package enum EnvelopeCodec {
                 }
                 version = read
             }
-            guard let uid = UInt32(exactly: uid), let gid = UInt32(exactly: gid), let pid = Int32(exactly: pid) else {
-                throw StorageError(.corrupt, "action \(seq) is damaged: unexpected fields")
-            }
-            func envelope(_ payload: JSONValue) -> ActionEnvelope {
-                ActionEnvelope(
-                    seq: seq, action: Action(type: type, payload: payload, version: version),
-                    time: Timestamp(nanosecondsSince1970: time), peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe),
-                    idempotencyKey: key, meta: meta
-                )
-            }
             // A prepared action's reader takes exactly one value to the end of the payload, or
             // gives up, leaving the reading (and the wording of any damage) to the general path.
-            if preparing, version == nil {
-                prepared = PreparedStockAction(type: type, binaryPayload: UnsafeRawBufferPointer(rebasing: body[reader.position...]))
-                if prepared != nil { return envelope(.null) }
+            var payload = JSONValue.null
+            if preparing, version == nil,
+                let read = PreparedStockAction(type: type, binaryPayload: UnsafeRawBufferPointer(rebasing: body[reader.position...]))
+            {
+                prepared = read
+            } else {
+                payload = try reader.readJSON()
             }
-            let payload = try reader.readJSON()
-            guard reader.isAtEnd else {
+            guard prepared != nil || reader.isAtEnd, let uid = UInt32(exactly: uid), let gid = UInt32(exactly: gid),
+                let pid = Int32(exactly: pid)
+            else {
                 throw StorageError(.corrupt, "action \(seq) is damaged: unexpected fields")
             }
-            return envelope(payload)
+            return ActionEnvelope(
+                seq: seq, action: Action(type: type, payload: payload, version: version),
+                time: Timestamp(nanosecondsSince1970: time), peer: Peer(uid: uid, gid: gid, pid: pid, exe: exe),
+                idempotencyKey: key, meta: meta
+            )
         } catch let error as StorageError {
             throw error
         } catch {

@@ -2,8 +2,8 @@ import Foundation
 import ReelCore
 import Synchronization
 
-/// Hands decoded actions (``LoggedAction``s) from reading threads to the caller, in order, one
-/// segment of the log at a time, so that reading and decoding the log (more than half of a
+/// Hands decoded actions from reading threads to the caller, in order, one segment of the log at
+/// a time, so that reading and decoding the log (more than half of a
 /// replay's work) runs beside the caller's folding.
 ///
 /// The range is cut into segments of ``DataDirectory/segmentLength`` seqs. A worker (a reading
@@ -24,7 +24,9 @@ final class EnvelopeSegments: @unchecked Sendable {
     /// A decoded segment and the worker that decoded it.
     struct Segment {
         var worker: Int
-        var envelopes: [LoggedAction]
+        var envelopes: [ActionEnvelope]
+        /// The prepared action of each envelope (`nil` for one not prepared), or empty when none is.
+        var prepared: [PreparedStockAction?]
     }
 
     /// What the caller does next.
@@ -42,7 +44,7 @@ final class EnvelopeSegments: @unchecked Sendable {
     /// Decoded segments not folded yet, by index.
     private var ready: [Int: Segment] = [:]
     /// Folded segments waiting to be freed, per worker.
-    private var spent: [[[LoggedAction]]]
+    private var spent: [[Segment]]
     private var nextToClaim = 0
     private var nextToFold = 0
     /// The first segment that is not delivered: the one after the range, or after a short segment
@@ -69,7 +71,7 @@ final class EnvelopeSegments: @unchecked Sendable {
     /// Called by reading thread `worker`: the next segment to read, once one is within `capacity`
     /// of the caller; `nil` when there is nothing more to read. Swaps into `finishedWith` the
     /// segments this worker decoded that have been folded, for it to free outside the lock.
-    func claim(worker: Int, freeing finishedWith: inout [[LoggedAction]]) -> Int? {
+    func claim(worker: Int, freeing finishedWith: inout [Segment]) -> Int? {
         condition.lock()
         defer { condition.unlock() }
         while !cancelled && nextToClaim < end && nextToClaim - nextToFold >= capacity {
@@ -114,7 +116,7 @@ final class EnvelopeSegments: @unchecked Sendable {
         }  // (a segment the caller decoded itself is freed here, before the lock)
         condition.lock()
         defer { condition.unlock() }
-        if let handBack { spent[handBack.worker].append(handBack.envelopes) }
+        if let handBack { spent[handBack.worker].append(handBack) }
         while true {
             if let segment = ready.removeValue(forKey: nextToFold) {
                 nextToFold += 1
@@ -165,23 +167,23 @@ extension DataDirectory {
     public func forEachEnvelopeReadingAhead(
         from first: UInt64, through last: UInt64, _ body: (ActionEnvelope) throws -> Bool
     ) throws {
-        try forEachLoggedActionReadingAhead(from: first, through: last, preparing: false) { try body($0.envelope) }
+        try forEachLoggedActionReadingAhead(from: first, through: last, preparing: false) { envelope, _ in try body(envelope) }
     }
 
     /// ``forEachEnvelopeReadingAhead(from:through:_:)`` of ``forEachLoggedAction(from:through:preparing:_:)``.
     public func forEachLoggedActionReadingAhead(
-        from first: UInt64, through last: UInt64, preparing: Bool, _ body: (LoggedAction) throws -> Bool
+        from first: UInt64, through last: UInt64, preparing: Bool, _ body: (ActionEnvelope, PreparedStockAction?) throws -> Bool
     ) throws {
         let first = max(first, metadata.origin + 1)  // seqs start after the origin: a segment from before would look short
         guard first <= last else { return }
         guard last - first >= Self.readAheadThreshold else {
-            try forEachLoggedAction(from: first, through: last, preparing: preparing, body)
+            try forEachLoggedAction(from: first, through: last, preparing: preparing) { envelope, prepared in try body(envelope, prepared) }
             return
         }
         let threads = Self.walks.start()
         defer { Self.walks.end(readers: threads) }  // (after the readers are joined: defers run in reverse)
         guard threads > 0 else {
-            try forEachLoggedAction(from: first, through: last, preparing: preparing, body)
+            try forEachLoggedAction(from: first, through: last, preparing: preparing) { envelope, prepared in try body(envelope, prepared) }
             return
         }
         let caller = threads  // the caller's worker number
@@ -194,7 +196,7 @@ extension DataDirectory {
             // group's signal, which is what the caller waits for.
             let thread = Thread { [weak self] in
                 defer { threadsDone.leave() }
-                var finishedWith: [[LoggedAction]] = []
+                var finishedWith: [EnvelopeSegments.Segment] = []
                 while let index = segments.claim(worker: worker, freeing: &finishedWith) {
                     finishedWith.removeAll()  // frees here, on the thread that allocated them
                     guard let self else { break }
@@ -217,8 +219,11 @@ extension DataDirectory {
                 // By index: each envelope is lent to `body` from the segment, not copied out of
                 // it (a copy retains the payload and the strings, on a thread that did not make them).
                 let envelopes = segment.envelopes
-                for index in envelopes.indices where try !body(envelopes[index]) {
-                    return
+                if segment.prepared.isEmpty {
+                    for index in envelopes.indices where try !body(envelopes[index], nil) { return }
+                } else {
+                    let prepared = segment.prepared
+                    for index in envelopes.indices where try !body(envelopes[index], prepared[index]) { return }
                 }
                 previous = segment
             case .decode(let index):
@@ -243,15 +248,33 @@ extension DataDirectory {
     private func decodeSegment(_ index: Int, first: UInt64, last: UInt64, worker: Int, into segments: EnvelopeSegments, preparing: Bool) {
         let start = first + UInt64(index) * Self.segmentLength
         let stop = min(last, start + Self.segmentLength - 1)
-        var envelopes: [LoggedAction] = []
+        var envelopes: [ActionEnvelope] = []
+        var prepared: [PreparedStockAction?] = []
         envelopes.reserveCapacity(Int(stop - start + 1))
         do {
-            try forEachLoggedAction(from: start, through: stop, preparing: preparing) { envelopes.append($0); return true }
+            try forEachLoggedAction(from: start, through: stop, preparing: preparing) { (envelope: consuming ActionEnvelope, action: consuming PreparedStockAction?) in
+                // Moved in, not copied (a copy and the release of the original was most of a
+                // segment's decoding of actions that are not prepared).
+                envelopes.append(consume envelope)
+                // Kept only once a segment has a prepared action: a segment of other actions
+                // (`merge`s, a typed app's) carries none.
+                if let action {
+                    if prepared.isEmpty {
+                        prepared.reserveCapacity(Int(stop - start + 1))
+                        prepared.append(contentsOf: repeatElement(nil, count: envelopes.count - 1))
+                    }
+                    prepared.append(action)
+                } else if !prepared.isEmpty {
+                    prepared.append(nil)
+                }
+                return true
+            }
         } catch {
             segments.fail(index, error)
             return
         }
-        segments.deliver(index, .init(worker: worker, envelopes: envelopes), isLast: envelopes.count < Int(stop - start + 1))
+        let segment = EnvelopeSegments.Segment(worker: worker, envelopes: envelopes, prepared: prepared)
+        segments.deliver(index, segment, isLast: envelopes.count < Int(stop - start + 1))
     }
 }
 

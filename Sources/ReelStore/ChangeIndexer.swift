@@ -156,7 +156,7 @@ extension Timeline {
     func foldRecordingChanges(
         _ envelope: ActionEnvelope, into state: inout State, recorder: inout JSONChangeRecorder, json: inout JSONValue?
     ) throws(StoreError) {
-        try foldRecordingChanges(.envelope(envelope), into: &state, recorder: &recorder, json: &json, with: fold)
+        try foldRecordingChanges(envelope, prepared: nil, into: &state, recorder: &recorder, json: &json, with: fold)
     }
 
     /// ``foldRecordingChanges(_:into:recorder:json:)`` with `fold`, made once for a run of
@@ -165,7 +165,8 @@ extension Timeline {
     /// them (5% of the build).
     @_specialize(where State == JSONValue)
     func foldRecordingChanges(
-        _ action: LoggedAction, into state: inout State, recorder: inout JSONChangeRecorder, json: inout JSONValue?,
+        _ envelope: ActionEnvelope, prepared: PreparedStockAction?, into state: inout State, recorder: inout JSONChangeRecorder,
+        json: inout JSONValue?,
         with fold: borrowing Fold<State>
     ) throws(StoreError) {
         // A local function, not a closure value: passed to parameters that do not escape, it
@@ -173,7 +174,7 @@ extension Timeline {
         // the definition's members for every action.
         func stateAt(_ to: UInt64) throws(StoreError) -> State { try self.state(at: to) }
         do {
-            if try fold.applyPredictingChanges(action, to: &state, recorder: &recorder, stateAt: stateAt) {
+            if try fold.applyPredictingChanges(envelope, prepared: prepared, to: &state, recorder: &recorder, stateAt: stateAt) {
                 json = nil
                 return
             }
@@ -181,14 +182,14 @@ extension Timeline {
             return
         }
         let before: JSONValue
-        if let known = json { before = known } else { before = try state.jsonValueOrThrow(seq: action.seq - 1) }
+        if let known = json { before = known } else { before = try state.jsonValueOrThrow(seq: envelope.seq - 1) }
         do {
-            try fold.apply(action, to: &state, stateAt: stateAt)
+            try fold.apply(envelope, prepared: prepared, to: &state, stateAt: stateAt)
         } catch where error.code == .rejected || error.code == .unknownActionType {
             json = before
             return
         }
-        let after = try state.jsonValueOrThrow(seq: action.seq)
+        let after = try state.jsonValueOrThrow(seq: envelope.seq)
         recorder.record(at: [], from: before, to: after)
         json = after
     }
@@ -213,11 +214,11 @@ extension Timeline {
         var lastToFold = last
         let fold = self.fold
         do {
-            try directory.forEachLoggedActionReadingAhead(from: first, through: last, preparing: fold.prepares) { action in
+            try directory.forEachLoggedActionReadingAhead(from: first, through: last, preparing: fold.prepares) { envelope, prepared in
                 do throws(StoreError) {
-                    let seq = action.seq
+                    let seq = envelope.seq
                     postings.startAction()
-                    try foldRecordingChanges(action, into: &state, recorder: &postings.recorder, json: &json, with: fold)
+                    try foldRecordingChanges(envelope, prepared: prepared, into: &state, recorder: &postings.recorder, json: &json, with: fold)
                     postings.endAction(seq: seq)
                     if seq & mask == 0, let end { lastToFold = min(last, end(seq)) }
                     return seq < lastToFold

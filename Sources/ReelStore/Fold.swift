@@ -48,20 +48,23 @@ struct Fold<State: StoreState>: Sendable {
     }
 
     /// Whether replays read the records of this definition's commonest actions into prepared
-    /// actions (``LoggedAction/prepared(_:_:)``): its reducer is the stock one
+    /// actions (``PreparedStockAction``): its reducer is the stock one
     /// (``StoreDefinition/applyPrepared``) and no type has versions to upcast.
     var prepares: Bool { definition.applyPrepared != nil && definition.versions.isEmpty }
 
-    /// Applies one action read from the log: a prepared one as the reducers would
-    /// (``StoreDefinition/applyPrepared``), or, when that refuses it and for every other one,
-    /// as ``apply(_:to:stateAt:)`` applies its envelope (which says why the reducers refuse it).
+    /// Applies one action read from the log (``DataDirectory/forEachLoggedAction(from:through:preparing:_:)``):
+    /// a prepared one as the reducers would (``StoreDefinition/applyPrepared``), or, when that
+    /// refuses it and for every other one, as ``apply(_:to:stateAt:)`` applies its envelope (which
+    /// says why the reducers refuse it).
     func apply(
-        _ action: LoggedAction, to state: inout State, stateAt: (UInt64) throws(StoreError) -> State
+        _ envelope: ActionEnvelope, prepared: PreparedStockAction?, to state: inout State, stateAt: (UInt64) throws(StoreError) -> State
     ) throws(StoreError) {
-        if case .prepared(_, let prepared) = action, let applyPrepared = definition.applyPrepared, applyPrepared(&state, prepared) {
+        guard let prepared else {
+            try apply(envelope, to: &state, stateAt: stateAt)
             return
         }
-        try apply(action.envelope, to: &state, stateAt: stateAt)
+        if let applyPrepared = definition.applyPrepared, applyPrepared(&state, prepared) { return }
+        try apply(prepared.filling(envelope), to: &state, stateAt: stateAt)
     }
 
     /// `envelope` as the reducers read it: its payload upcast from the version it was logged at
@@ -123,11 +126,11 @@ extension Fold {
     /// prepared one applied and recorded in one walk when it can be
     /// (``StoreDefinition/applyPreparedRecordingChanges``), any other as its envelope.
     func applyPredictingChanges(
-        _ action: LoggedAction, to state: inout State, recorder: inout JSONChangeRecorder,
+        _ envelope: ActionEnvelope, prepared: PreparedStockAction?, to state: inout State, recorder: inout JSONChangeRecorder,
         stateAt: (UInt64) throws(StoreError) -> State
     ) throws(StoreError) -> Bool {
-        guard case .prepared(_, let prepared) = action else {
-            return try applyPredictingChanges(action.envelope, to: &state, recorder: &recorder, stateAt: stateAt)
+        guard let prepared else {
+            return try applyPredictingChanges(envelope, to: &state, recorder: &recorder, stateAt: stateAt)
         }
         if definition.predictChanges != nil, let applyRecording = definition.applyPreparedRecordingChanges,
             applyRecording(&state, prepared, &recorder)
@@ -136,7 +139,7 @@ extension Fold {
         }
         // Prepared, so nothing to upcast; and what the one walk did not take as prepared, it
         // does not take as an envelope either.
-        return try applyPredictingChanges(read: action.envelope, to: &state, recorder: &recorder, stateAt: stateAt, inOneWalk: false)
+        return try applyPredictingChanges(read: prepared.filling(envelope), to: &state, recorder: &recorder, stateAt: stateAt, inOneWalk: false)
     }
 
     /// ``applyPredictingChanges(_:to:recorder:stateAt:)`` of an envelope already upcast.

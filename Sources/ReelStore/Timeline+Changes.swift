@@ -150,9 +150,9 @@ struct ChangeWalk<State: StoreState> {
             state = nil  // `current` the only reference: folded in place
             if target > seq {
                 do {
-                    try timeline.directory.forEachLoggedAction(from: seq + 1, through: target, preparing: fold.prepares) { action in
+                    try timeline.directory.forEachLoggedAction(from: seq + 1, through: target, preparing: fold.prepares) { envelope, prepared in
                         do {
-                            try fold.apply(action, to: &current) { (to: UInt64) throws(StoreError) -> State in try timeline.state(at: to) }
+                            try fold.apply(envelope, prepared: prepared, to: &current) { (to: UInt64) throws(StoreError) -> State in try timeline.state(at: to) }
                         } catch let error as StoreError where error.code == .rejected || error.code == .unknownActionType {
                         }
                         return true

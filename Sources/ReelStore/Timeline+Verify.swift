@@ -88,10 +88,10 @@ extension Timeline {
         var nextCheckpoint = pending.startIndex
         var failure: StoreError?
         do {
-            try directory.forEachLoggedActionReadingAhead(from: from + 1, through: last, preparing: fold.prepares) { action in
-                let seq = action.seq
+            try directory.forEachLoggedActionReadingAhead(from: from + 1, through: last, preparing: fold.prepares) { envelope, prepared in
+                let seq = envelope.seq
                 do throws(StoreError) {
-                    try fold.apply(action, to: &state) { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
+                    try fold.apply(envelope, prepared: prepared, to: &state) { (to: UInt64) throws(StoreError) -> State in try self.state(at: to) }
                 } catch {
                     guard error.code == .rejected || error.code == .unknownActionType else { throw error }
                     report.refused.append((seq, error.message))

@@ -123,17 +123,17 @@ public struct Timeline<State: StoreState>: Sendable {
         var refused: [(UInt64, String)] = []
         do {
             // What `visit` sees is each action as logged: read whole for it.
-            try directory.forEachLoggedActionReadingAhead(from: first, through: last, preparing: visit == nil && fold.prepares) { action in
-                let seq = action.seq
+            try directory.forEachLoggedActionReadingAhead(from: first, through: last, preparing: visit == nil && fold.prepares) { envelope, prepared in
+                let seq = envelope.seq
                 if !skipping.isEmpty, skipping.contains(seq) { return true }
                 do {
-                    try fold.apply(action, to: &state) { (to: UInt64) throws(StoreError) -> State in
+                    try fold.apply(envelope, prepared: prepared, to: &state) { (to: UInt64) throws(StoreError) -> State in
                         try whatIfState(at: to, skipping: skipping)
                     }
-                    visit?(action.envelope, nil)
+                    visit?(envelope, nil)
                 } catch let error as StoreError where error.code == .rejected || error.code == .unknownActionType {
                     refused.append((seq, error.message))
-                    visit?(action.envelope, error)
+                    visit?(envelope, error)
                 }
                 replayed += 1
                 if let progress, replayed & 0xFFFF == 0 { progress(seq) }

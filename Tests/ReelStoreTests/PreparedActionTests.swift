@@ -5,7 +5,7 @@ import ReelJSON
 import ReelTestSupport
 import Testing
 
-/// Stock actions read straight from their records (`PreparedStockAction`, `LoggedAction`): they
+/// Stock actions read straight from their records (`PreparedStockAction`): they
 /// apply, record and refuse exactly as the actions they were read from, and every replay that
 /// reads them answers as one that decodes every payload.
 @Suite struct PreparedActionTests {

@@ -79,11 +79,12 @@ extension ReelBench {
             try time("read prepared and folded") {
                 try records.withUnsafeBufferPointer { records in
                     for index in records.indices {
-                        let action = try records[index].withUnsafeBytes {
-                            try EnvelopeCodec.decodeAction(seq: UInt64(index + 1), from: $0, preparing: true)
+                        var prepared: PreparedStockAction?
+                        let envelope = try records[index].withUnsafeBytes {
+                            try EnvelopeCodec.decode(seq: UInt64(index + 1), from: $0, acceptingLegacy: false, preparing: true, into: &prepared)
                         }
-                        guard case .prepared(_, let prepared) = action, JSONDocumentReducer.apply(prepared, to: &preparedState) else {
-                            try reducer.reduce(into: &preparedState, action: action.envelope)
+                        guard let prepared, JSONDocumentReducer.apply(prepared, to: &preparedState) else {
+                            try reducer.reduce(into: &preparedState, action: prepared?.filling(envelope) ?? envelope)
                             continue
                         }
                     }
