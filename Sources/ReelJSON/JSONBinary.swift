@@ -161,6 +161,7 @@ public struct BinaryReader {
 
     /// Reads a zigzag-encoded signed varint.
     /// - Throws: `.corruptBinary` as ``readVarint()`` does.
+    @inlinable @inline(__always)
     public mutating func readSignedVarint() throws(JSONError) -> Int64 {
         let raw = try readVarint()
         return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
