@@ -104,6 +104,7 @@ package enum EnvelopeCodec {
     package static func decode(
         seq: UInt64, from bytes: UnsafeRawBufferPointer, acceptingLegacy: Bool, preparing: Bool, into prepared: inout PreparedStockAction?
     ) throws(StorageError) -> ActionEnvelope {
+        prepared = nil
         let body = try RecordChecksum.checkedBody(bytes, seed: seq, version: recordVersion, legacyVersion: acceptingLegacy ? legacyVersion : nil) {
             "action \(seq) is damaged: \($0)"
         }
