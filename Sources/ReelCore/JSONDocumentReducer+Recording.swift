@@ -34,12 +34,10 @@ extension JSONDocumentReducer {
         case "set":
             // A member of the root, as the reducer sets it: no pointer made, no walk (the writer
             // records every dispatch, and most `set`s are these).
-            if case .object(let members) = payload, let value = members["value"], let name = rootMemberName(members["path"]) {
-                let (applied, old) = setRootMember(name, of: &state, to: value)
-                if applied {
-                    recorder.record(name, below: PointerTree.root, from: old, to: value)
-                    return true
-                }
+            if case .object(let members) = payload, let value = members["value"], let name = rootMemberName(members["path"]),
+                setRecordingRootMember(name, to: value, in: &state, recorder: &recorder)
+            {
+                return true
             }
         default:
             break
@@ -57,12 +55,8 @@ extension JSONDocumentReducer {
         switch action {
         case .set(let path, let value):
             // A member of a root object, whatever its name: what the reducer's walk sets there.
-            if path.tokens.count == 1 {
-                let (applied, old) = setRootMember(path.tokens[0], of: &state, to: value)
-                if applied {
-                    recorder.record(path.tokens[0], below: PointerTree.root, from: old, to: value)
-                    return true
-                }
+            if path.tokens.count == 1, setRecordingRootMember(path.tokens[0], to: value, in: &state, recorder: &recorder) {
+                return true
             }
             guard isMemberToken(path.lastToken) else { return false }
             return add(value, at: path, to: &state, recorder: &recorder)
@@ -98,6 +92,16 @@ extension JSONDocumentReducer {
                 return false
             }
         }
+    }
+
+    /// `set` of member `name` of a root object, as the reducer sets it, recorded from the member it
+    /// replaced; `false`, changing nothing, when the state is not an object.
+    private static func setRecordingRootMember(
+        _ name: String, to value: JSONValue, in state: inout JSONValue, recorder: inout JSONChangeRecorder
+    ) -> Bool {
+        let (applied, old) = setRootMember(name, of: &state, to: value)
+        if applied { recorder.record(name, below: PointerTree.root, from: old, to: value) }
+        return applied
     }
 
     /// `add` of an object member (the caller checked that the last token is not an array

@@ -47,23 +47,18 @@ extension BinaryReader {
     }
 }
 
-extension UnsafeBufferPointer<UInt8> {
-    /// Whether these are the bytes of `name`.
-    func equals(_ name: StaticString) -> Bool {
-        guard name.utf8CodeUnitCount == count else { return false }
-        let start = name.utf8Start
-        for offset in 0..<count where self[offset] != start[offset] { return false }
-        return true
-    }
+/// Whether `bytes` spell `name` (``JSONShapeReader/key(_:is:)``).
+private func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+    JSONShapeReader.key(UnsafeRawBufferPointer(bytes), is: name)
 }
 
 extension JSONPatch {
     /// The number of an operation's member: `from`, `op`, `path`, `value`.
     private static func member(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
         switch key.count {
-        case 2: key.equals("op") ? 1 : nil
-        case 4: key.equals("from") ? 0 : key.equals("path") ? 2 : nil
-        case 5: key.equals("value") ? 3 : nil
+        case 2: spells(key, "op") ? 1 : nil
+        case 4: spells(key, "from") ? 0 : spells(key, "path") ? 2 : nil
+        case 5: spells(key, "value") ? 3 : nil
         default: nil
         }
     }
@@ -71,10 +66,10 @@ extension JSONPatch {
     /// The number of an op's name, in the order of ``Operation``'s cases.
     private static func op(_ name: UnsafeBufferPointer<UInt8>) -> Int? {
         switch name.count {
-        case 3: name.equals("add") ? 0 : nil
-        case 4: name.equals("move") ? 3 : name.equals("copy") ? 4 : name.equals("test") ? 5 : nil
-        case 6: name.equals("remove") ? 1 : nil
-        case 7: name.equals("replace") ? 2 : nil
+        case 3: spells(name, "add") ? 0 : nil
+        case 4: spells(name, "move") ? 3 : spells(name, "copy") ? 4 : spells(name, "test") ? 5 : nil
+        case 6: spells(name, "remove") ? 1 : nil
+        case 7: spells(name, "replace") ? 2 : nil
         default: nil
         }
     }
@@ -142,7 +137,7 @@ public struct BinaryPathPayload: Sendable {
         var reader = BinaryReader(bytes)
         var path: JSONPointer?
         var member: JSONValue?
-        let found = { (key: UnsafeBufferPointer<UInt8>) -> Int? in key.equals("path") ? 0 : key.equals(name) ? 1 : nil }
+        let found = { (key: UnsafeBufferPointer<UInt8>) -> Int? in spells(key, "path") ? 0 : spells(key, name) ? 1 : nil }
         guard
             let read = try? reader.readObject(maxMembers: 2, depth: 0, maxDepth: 512, index: found, { (reader, index) throws(JSONError) -> Bool in
                 if index == 0 {
