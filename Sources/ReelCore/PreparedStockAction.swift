@@ -67,7 +67,10 @@ public enum PreparedStockAction: Sendable, Equatable {
         return filled
     }
 
-    /// The action's payload: what its record holds, as JSON (its members in their canonical order).
+    /// The action's payload as the reducer reads it: what its record holds, but for a member an
+    /// operation ignores (a `value` on a `remove`, a `from` on an `add`, which the binary reader
+    /// takes), left out. Objects in memory have no order; serialized, the members are in
+    /// canonical order.
     public var payload: JSONValue {
         switch self {
         case .patch(let patch):
