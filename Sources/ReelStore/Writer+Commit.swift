@@ -343,6 +343,8 @@ extension Writer {
             return
         }
         changes!.startAction()
+        // An action of no version, applied and recorded in one walk when the reducer can.
+        if envelope.action.version == nil, let applyRecordingChanges, applyRecordingChanges(&state, envelope, &changes!.recorder) { return }
         if try fold.applyPredictingChanges(envelope, to: &state, recorder: &changes!.recorder, stateAt: { to throws(StoreError) in try self.revertTarget(to) }) { return }
         // Not predicted (a patch whose operations build on one another, `@revert`): compared.
         // The copy held meanwhile makes the reducers copy what they change, once.

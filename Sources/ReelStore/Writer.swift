@@ -46,6 +46,11 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     /// (the index is on and the reducer predicts its changes); otherwise the journal's applier
     /// works it out (``ChangeIndexer``), or there is no index.
     let recordsChanges: Bool
+    /// The definition's ``StoreDefinition/applyRecordingChanges`` when the writer records changes
+    /// and no type has versions to upcast: held here so that each dispatch calls it directly
+    /// (through ``fold`` the call copied the whole `Fold`, with a retain of each of the
+    /// definition's closures, for every action).
+    let applyRecordingChanges: (@Sendable (inout State, ActionEnvelope, inout JSONChangeRecorder) -> Bool)?
     /// When the next checkpoint is due; its `lastSeq` is the last one asked for.
     var checkpointSpacing: CheckpointSpacing
     /// Set when a commit failed and the log on disk no longer matches what the writer believes:
@@ -79,6 +84,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         self.state = restored.state.unsharingTopLevelStorage()
         self.seq = restored.seq
         self.recordsChanges = options.changeIndex && definition.predictChanges != nil
+        self.applyRecordingChanges = recordsChanges && definition.versions.isEmpty ? definition.applyRecordingChanges : nil
         self.checkpointSpacing = CheckpointSpacing(options: options, lastSeq: lastCheckpointSeq)
         checkpointSpacing.encoded(stateBytes: restored.checkpointBytes)
         self.checkpointEncoder = CheckpointEncoder(timeline: timeline, logger: logger)
