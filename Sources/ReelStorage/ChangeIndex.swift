@@ -96,19 +96,21 @@ public struct ChangePostings: Sendable {
     /// Appends the actions of `other`, which follow this run's (their pointers interned anew).
     public mutating func append(_ other: ChangePostings) {
         let tree = other.recorder.tree
-        // Parents are numbered before their children: one pass maps every node.
-        var mapping = [PointerTree.Node](repeating: PointerTree.root, count: tree.count)
-        for node in 1..<max(tree.count, 1) {
-            let node = PointerTree.Node(node)
-            mapping[Int(node)] = recorder.intern(tree.token(of: node), below: mapping[Int(tree.parent(of: node)!)])
-        }
         let offset = entries.count
-        // A constant for the closure: a captured variable is checked for exclusive access at
-        // every read.
-        let mapped = mapping
         changesMayRepeat = true
-        entries.append(contentsOf: other.entries.lazy.map { $0 >= 0 ? mapped[Int($0)] : ~mapped[Int(~$0)] })
-        actions.append(contentsOf: other.actions.lazy.map { ($0.seq, $0.end + offset) })
+        // The journal joins every group's postings this way, a group of one action as often as
+        // not: the mapping lives on the stack (an array of it looked its type's metadata up at
+        // every join, most of a small group's join), and the entries are appended one by one.
+        withUnsafeTemporaryAllocation(of: PointerTree.Node.self, capacity: max(tree.count, 1)) { mapping in
+            // Parents are numbered before their children: one pass maps every node.
+            mapping[0] = PointerTree.root
+            for node in 1..<max(tree.count, 1) {
+                let parent = mapping[Int(tree.parent(of: PointerTree.Node(node))!)]
+                mapping[node] = recorder.intern(tree.token(of: PointerTree.Node(node)), below: parent)
+            }
+            for entry in other.entries { entries.append(entry >= 0 ? mapping[Int(entry)] : ~mapping[Int(~entry)]) }
+        }
+        for action in other.actions { actions.append((action.seq, action.end + offset)) }
     }
 
     /// `node`, or its nearest ancestor short enough to be a key (LMDB's keys are at most 511

@@ -62,6 +62,27 @@ import Testing
     /// A chunk is the version, the count, the last seq and the deltas as varints, then the
     /// checksum seeded with its key (written here the plain way, with a `BinaryWriter`), and the
     /// reader decodes it: chunks of 1 to 128 seqs, gaps of every varint length.
+    /// The journal joins the writer's groups' postings (``ChangePostings/append(_:)``, each group
+    /// with a pointer tree of its own, many of one action): the same lists as one run.
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func appendedGroupsListAsOneRun(seed: UInt64) {
+        var random = SeededGenerator(state: seed)
+        let count = 300
+        var bounds = [0]
+        while bounds.last! < count { bounds.append(min(count, bounds.last! + Int.random(in: 1...(seed == 1 ? 1 : 25), using: &random))) }
+        var groupRandom = SeededGenerator(state: seed &* 17)
+        var wholeRandom = groupRandom
+        var joined = ChangePostings()
+        for (start, end) in zip(bounds, bounds.dropFirst()) {
+            joined.append(Self.postings(from: UInt64(start + 1), count: end - start, random: &groupRandom))
+        }
+        let whole = ChangeLists(Self.postings(from: 1, count: count, random: &wholeRandom))
+        let lists = ChangeLists(joined)
+        #expect(joined.first == 1 && joined.last == UInt64(count))
+        #expect(lists.lists.map(\.prefix) == whole.lists.map(\.prefix), "seed \(seed): the same lists in key order")
+        #expect(lists.lists.map(\.seqs) == whole.lists.map(\.seqs), "seed \(seed): the same seqs")
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func chunksEncodedInPlaceAreTheChunksEncoded(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
