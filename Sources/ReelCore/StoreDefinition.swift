@@ -112,6 +112,10 @@ public struct StoreDefinition<State: StoreState>: Sendable {
     }
 
     /// Runs the middleware chain at dispatch time.
+    ///
+    /// Specialized for the stock store's state: unspecialized, each step of the chain looked the
+    /// metadata of `any Middleware<State>` up at run time (1% of `reeld` at 50 x 16).
+    @_specialize(where State == JSONValue)
     public func runMiddleware(_ action: Action, state: State, context: DispatchContext) throws(ReducerError) -> Action {
         var action = action
         for step in middleware {

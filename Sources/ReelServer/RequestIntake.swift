@@ -1,6 +1,7 @@
 import DequeModule
 import NIOCore
 import ReelCore
+import ReelJSON
 import ReelProtocol
 import ReelStore
 
@@ -106,6 +107,10 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
     }
 
     /// Routes a line if it gets a slot; `false` when there is no room (it must wait).
+    ///
+    /// Specialized for the stock store's state: unspecialized, every request looked the
+    /// metadata of the generic types it touches up at run time (1% of `reeld` at 50 x 16).
+    @_specialize(where State == JSONValue)
     private func take(_ line: ByteBuffer, context: ChannelHandlerContext) -> Bool {
         let slot: Int
         switch outbox.tryReserve() {
