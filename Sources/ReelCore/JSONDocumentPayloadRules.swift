@@ -18,10 +18,21 @@ public struct JSONDocumentPayloadRules: Middleware {
 
     public init() {}
 
-    /// The members each `{path, …}` type takes (`path` required, the others as the reducer needs).
-    private static let members: [String: Set<String>] = [
-        "set": ["path", "value"], "remove": ["path"], "increment": ["path", "by"], "append": ["path", "value"],
-    ]
+    /// The members each `{path, …}` type takes (`path` required, the others as the reducer needs):
+    /// compared name by name, for every dispatch of these types (a dictionary of sets hashed the
+    /// type and each member, and the check built an array of the unknown ones).
+    private static let pathAndValue = ["path", "value"]
+    private static let pathOnly = ["path"]
+    private static let pathAndBy = ["path", "by"]
+
+    private static func members(of type: String) -> [String]? {
+        switch type {
+        case "set", "append": pathAndValue
+        case "remove": pathOnly
+        case "increment": pathAndBy
+        default: nil
+        }
+    }
 
     public func process(_ action: Action, state: JSONValue, context: DispatchContext) throws(ReducerError) -> Action {
         switch action.type {
@@ -32,7 +43,7 @@ public struct JSONDocumentPayloadRules: Middleware {
                 throw Self.refusal("patch", "takes an array of RFC 6902 operations, not \(Self.describe(action.payload))")
             }
         default:
-            guard let allowed = Self.members[action.type] else { return action }
+            guard let allowed = Self.members(of: action.type) else { return action }
             try Self.checkMembers(of: action.payload, type: action.type, allowed: allowed)
         }
         return action
@@ -55,14 +66,13 @@ public struct JSONDocumentPayloadRules: Middleware {
         }
     }
 
-    private static func checkMembers(of payload: JSONValue, type: String, allowed: Set<String>) throws(ReducerError) {
+    private static func checkMembers(of payload: JSONValue, type: String, allowed: [String]) throws(ReducerError) {
         guard case .object(let members) = payload else {
             throw refusal(type, "takes an object, not \(describe(payload))")
         }
-        // The common case (every member known) costs one lookup per member.
-        let unknown = members.keys.filter { !allowed.contains($0) }
-        guard !unknown.isEmpty else { return }
-        let names = unknown.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        // The common case (every member known) costs a comparison or two per member.
+        guard members.contains(where: { !allowed.contains($0.key) }) else { return }
+        let names = members.keys.filter { !allowed.contains($0) }.sorted().map { "'\($0)'" }.joined(separator: ", ")
         throw refusal(type, "does not take \(names)")
     }
 
@@ -70,8 +80,8 @@ public struct JSONDocumentPayloadRules: Middleware {
     private static func refusal(_ type: String, _ problem: String) -> ReducerError {
         var message = "\(type) \(problem)"
         if let description = JSONDocumentReducer.descriptions.first(where: { $0.type == type }) {
-            if let allowed = members[type] {
-                let shape = ["path"] + allowed.subtracting(["path"]).sorted()
+            if let allowed = members(of: type) {
+                let shape = ["path"] + allowed.filter { $0 != "path" }.sorted()
                 message += "; its payload is {\(shape.joined(separator: ", "))}"
             }
             message += ", for example: reel dispatch \(type) '\(description.example.jsonString)'"
