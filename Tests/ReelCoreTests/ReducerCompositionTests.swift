@@ -99,3 +99,26 @@ struct ReducerCompositionTests {
         #expect(try Counter(jsonValue: json) == state)
     }
 }
+
+/// Which action types a definition knows at dispatch (`checkKnown`): few types are compared by
+/// name, many looked up in a set; both follow a replaced reducer.
+@Suite struct KnownActionTypesTests {
+    static func reducer(_ types: [String]) -> Reduce<JSONValue> {
+        Reduce(Set(types)) { _, _ in }
+    }
+
+    @Test(arguments: [3, 16, 17, 40])
+    func knowsExactlyItsReducersTypes(count: Int) {
+        let types = (0..<count).map { "t\($0)" }
+        var definition = StoreDefinition(name: "test", version: "1", initialState: JSONValue.object([:]), reducer: Self.reducer(types))
+        for type in types { #expect(throws: Never.self) { try definition.checkKnown(Action(type: type)) } }
+        #expect(throws: ReducerError.self) { try definition.checkKnown(Action(type: "t\(count)")) }
+        #expect(throws: ReducerError.self) { try definition.checkKnown(Action(type: "")) }
+        #expect(throws: Never.self) { try definition.checkKnown(Action(type: "@revert", payload: ["to": 1])) }
+
+        // Another reducer: its types, not the old ones.
+        definition.reducer = Self.reducer(["other"] + (0..<(count / 2)).map { "u\($0)" })
+        #expect(throws: Never.self) { try definition.checkKnown(Action(type: "other")) }
+        #expect(throws: ReducerError.self) { try definition.checkKnown(Action(type: "t0")) }
+    }
+}
