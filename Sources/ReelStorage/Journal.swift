@@ -67,13 +67,19 @@ final class Journal: @unchecked Sendable {
     let file: JournalFile
     private let condition = NSCondition()
 
-    /// How long a group may wait for LMDB: longer means fewer, larger LMDB commits (each costs
-    /// two syncs that compete with the journal's for the disk) and a longer tail in memory.
+    /// How long a group may wait for LMDB when few arrive: longer means fewer LMDB commits (each
+    /// costs two syncs that compete with the journal's for the disk) and a longer tail in memory.
     let applyDelay: Duration
     /// The file's size before writing goes back to its start.
     let cycleSize: Int
-    /// Apply at once when this much waits, whatever the delay.
-    static let applyBytes = 8 << 20
+    /// Apply at once when this much waits, whatever the delay. Small on purpose: an LMDB commit
+    /// writes a few times the bytes of its records (the log, the change index, the B-trees'
+    /// pages), and the journal's next `fdatasync` waits behind those writes at the disk. Under a
+    /// pipelined load a 20 ms batch (about 1.5 MiB) held every acknowledgement up for 2–5 ms once
+    /// per commit, most of the p99; commits of 128 KiB keep each wait short (50 × 16 p99 7.0–7.6
+    /// → 4.3–4.7 ms; BENCHMARKS.md, "Latency"). A trickle (one client) never reaches it, and keeps
+    /// one commit per `applyDelay`.
+    static let applyBytes = 128 << 10
     /// After a failed LMDB commit (a full disk), the applier tries again after this long.
     static let retryDelay: Duration = .milliseconds(100)
 
@@ -156,6 +162,7 @@ final class Journal: @unchecked Sendable {
     func enqueue(_ batch: EncodedBatch, keys newKeys: [(key: String, record: DedupRecord)], start: () -> Void) {
         condition.lock()
         let wasEmpty = pending.isEmpty
+        let wasBelow = pendingBytes < Self.applyBytes
         pending.append(batch)
         pendingBytes += batch.byteCount
         for (key, record) in newKeys {
@@ -167,9 +174,9 @@ final class Journal: @unchecked Sendable {
         applierRunning = true
         stopping = false
         // The applier needs waking only to start its delay or to apply at once: with batches
-        // already waiting, it sleeps until their delay is up, and waking it for each append
-        // would cost two context switches per group.
-        if wasEmpty || pendingBytes >= Self.applyBytes { condition.broadcast() }
+        // already waiting, it sleeps until their delay is up (or is committing), and waking it
+        // for each append would cost two context switches per group.
+        if wasEmpty || (wasBelow && pendingBytes >= Self.applyBytes) { condition.broadcast() }
         condition.unlock()
         if needsThread { start() }
     }

@@ -160,6 +160,26 @@ import Testing
         #expect(try held(data) == Array(1...14))
     }
 
+    /// A backlog of a few hundred KiB goes to LMDB at once, without waiting for the delay (an hour
+    /// here): a large commit's writes would hold the journal's next sync up at the disk. What is
+    /// below `Journal.applyBytes` waits (the test above: nothing of a few groups reaches LMDB).
+    @Test func aBacklogGoesToLMDBWithoutWaitingForTheDelay() async throws {
+        let dir = try TemporaryDirectory()
+        let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
+        var seq: UInt64 = 0
+        var appended = 0
+        while appended < 160 << 10 {
+            let group = bigGroup(after: &seq)
+            appended += EncodedBatch(group).byteCount
+            try data.appendDurably(group)
+        }
+        try await waitUntil("LMDB to hold some of \(appended) bytes of \(seq) actions, an hour before the delay is up") {
+            (try? actionsInLMDB(data)) ?? 0 > 0
+        }
+        #expect(try held(data) == Array(1...seq))
+        try data.closeJournal()
+    }
+
     /// The writer's lookup of a whole group's idempotency keys at once: those LMDB holds and those
     /// only the journal holds yet, the same answers as one key at a time.
     @Test func aGroupsKeysAreLookedUpTogetherInLMDBAndTheJournal() throws {

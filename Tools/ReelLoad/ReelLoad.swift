@@ -34,6 +34,7 @@ struct ReelLoad: ParsableCommand {
     @Flag(help: "Subscribers take the shared feed (subscribe with shared: true): one encoding of each update, the same bytes to every subscriber.") var shared = false
     @Option(help: "Where the subscribers connect, if not --socket: another node of a shared log, to measure how soon its readers see the dispatches.") var subscriberSocket: String?
     @Flag(help: "Speak RESP to Redis: PUBLISH instead of dispatch, SUBSCRIBE for subscribers.") var redis = false
+    @Option(help: "Write every answer to this file as a line: when it arrived (ns of CLOCK_MONOTONIC, the clock of `perf record -k mono`), its latency (ns) and its connection's number, to see when a latency tail happens (Tools/vs-redis/answer-gaps).") var answersFile: String?
 
     mutating func validate() throws {
         guard connections > 0, pipeline > 0, requests >= connections, payloadBytes >= 0, subscribers >= 0 else {
@@ -64,6 +65,8 @@ struct ReelLoad: ParsableCommand {
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var deliveryHistogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var errors = 0
+        var answers: [(arrived: UInt64, latency: UInt64, connection: Int)] = []
+        if answersFile != nil { answers.reserveCapacity(requests) }
         let start = DispatchTime.now().uptimeNanoseconds
         let wallStart = wallClockNanoseconds()
         var open = peers.count
@@ -117,6 +120,7 @@ struct ReelLoad: ParsableCommand {
                 let alive = try readBuffer.withUnsafeMutableBytes { buffer in
                     try peers[index].read(into: buffer) { sentAt, succeeded in
                         histogram.record(now - sentAt)
+                        if answersFile != nil { answers.append((now, now - sentAt, index)) }
                         if !succeeded { errors += 1 }
                     }
                 }
@@ -149,11 +153,26 @@ struct ReelLoad: ParsableCommand {
             summary["deliveryP50Ms"] = ms(deliveryHistogram, 50)
             summary["deliveryP99Ms"] = ms(deliveryHistogram, 99)
         }
+        if let answersFile { try write(answers, to: answersFile) }
         let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
         for peer in peers { close(peer.connection.fd) }
         for subscriber in subscribed { close(subscriber.connection.fd) }
         if errors > 0 { throw ExitCode(1) }
+    }
+
+    /// Writes `answers` for `--answers-file`, their arrival on CLOCK_MONOTONIC (the arrival was
+    /// read from `DispatchTime`, whose clock may differ by an offset, taken here).
+    private func write(_ answers: [(arrived: UInt64, latency: UInt64, connection: Int)], to path: String) throws {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let offset = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - Int64(DispatchTime.now().uptimeNanoseconds)
+        var text = ""
+        text.reserveCapacity(answers.count * 32)
+        for answer in answers { text += "\(Int64(answer.arrived) + offset) \(answer.latency) \(answer.connection)\n" }
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
+            throw ValidationError("cannot write \(path)")
+        }
     }
 
     /// What the subscribers should have received once every dispatch is answered: the highest seq
