@@ -46,10 +46,14 @@ public final class DataDirectory: Sendable {
         /// `false` skips fsync at commit: for benchmarks and throwaway tests only, never for data
         /// anyone wants to keep.
         public var durable: Bool = true
-        /// How long (in seconds) acknowledged groups wait in the journal before LMDB receives them, in one
-        /// commit of many groups. Longer means fewer LMDB commits competing with the journal's
-        /// syncs; tests make it long to see the journal alone at work.
-        public var journalApplyDelay: Double = 0.020
+        /// How long (in seconds) acknowledged groups may wait in the journal before LMDB receives
+        /// them, in one commit of many groups, when fewer than `Journal.applyBytes` arrive (a
+        /// trickle: a busier store commits each time that much waits). Longer means fewer LMDB
+        /// commits whose syncs compete with the journal's: at one client, each collision is a
+        /// dispatch that waits for LMDB's sync, and one commit every 20 ms made them 1–2% of the
+        /// dispatches (p99 0.38–0.41 ms; every 100 ms, 0.29–0.32: BENCHMARKS.md, "Latency").
+        /// Tests make it long to see the journal alone at work.
+        public var journalApplyDelay: Double = 0.100
         /// The journal's size before writing goes back to its start (once LMDB holds everything).
         public var journalCycleSize: Int = 64 << 20
         /// How much of the journal to write with zeros when it is opened for writing (see

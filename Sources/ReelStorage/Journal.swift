@@ -67,15 +67,16 @@ final class Journal: @unchecked Sendable {
     let file: JournalFile
     private let condition = NSCondition()
 
-    /// How long a group may wait for LMDB when few arrive: longer means fewer LMDB commits (each
-    /// costs two syncs that compete with the journal's for the disk) and a longer tail in memory.
+    /// How long a group may wait for LMDB when few arrive (100 ms by default): longer means fewer
+    /// LMDB commits (each costs two syncs that compete with the journal's for the disk) and a
+    /// longer tail in memory.
     let applyDelay: Duration
     /// The file's size before writing goes back to its start.
     let cycleSize: Int
     /// Apply at once when this much waits, whatever the delay. Small on purpose: an LMDB commit
     /// writes a few times the bytes of its records (the log, the change index, the B-trees'
     /// pages), and the journal's next `fdatasync` waits behind those writes at the disk. Under a
-    /// pipelined load a 20 ms batch (about 1.5 MiB) held every acknowledgement up for 2–5 ms once
+    /// pipelined load a batch of 20 ms (about 2 MiB) held every acknowledgement up for 2–5 ms once
     /// per commit, most of the p99; commits of 128 KiB keep each wait short (50 × 16 p99 7.0–7.6
     /// → 4.3–4.7 ms; BENCHMARKS.md, "Latency"). A trickle (one client) never reaches it, and keeps
     /// one commit per `applyDelay`.
