@@ -65,7 +65,7 @@ struct ReelLoad: ParsableCommand {
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var deliveryHistogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var errors = 0
-        var answers: [(arrived: UInt64, latency: UInt64, connection: Int)] = []
+        var answers: [AnswerRecord] = []
         if answersFile != nil { answers.reserveCapacity(requests) }
         let start = DispatchTime.now().uptimeNanoseconds
         let wallStart = wallClockNanoseconds()
@@ -161,9 +161,12 @@ struct ReelLoad: ParsableCommand {
         if errors > 0 { throw ExitCode(1) }
     }
 
+    /// An answer as `--answers-file` writes it: when it arrived, how long it took, on which connection.
+    typealias AnswerRecord = (arrived: UInt64, latency: UInt64, connection: Int)
+
     /// Writes `answers` for `--answers-file`, their arrival on CLOCK_MONOTONIC (the arrival was
     /// read from `DispatchTime`, whose clock may differ by an offset, taken here).
-    private func write(_ answers: [(arrived: UInt64, latency: UInt64, connection: Int)], to path: String) throws {
+    private func write(_ answers: [AnswerRecord], to path: String) throws {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let offset = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - Int64(DispatchTime.now().uptimeNanoseconds)
