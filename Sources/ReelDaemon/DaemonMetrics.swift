@@ -23,6 +23,7 @@ final class DaemonMetrics: Sendable {
     private let subscriptions: [(SubscriptionMode, Gauge)]
     private let lag: [(SubscriptionMode, Gauge)]
     private let mapUsed: Gauge
+    private let journalBacklog: Gauge
     private let mapSize: Gauge
     private let mapMax: Gauge
     private let readerSlotsUsed: Gauge
@@ -67,7 +68,10 @@ final class DaemonMetrics: Sendable {
             .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
             .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
         ]
-        factory.durationHistogramBuckets = [StoreMetricNames.commitDuration: durations, StoreMetricNames.syncDuration: durations]
+        factory.durationHistogramBuckets = [
+            StoreMetricNames.commitDuration: durations, StoreMetricNames.syncDuration: durations,
+            StoreMetricNames.lmdbCommitDuration: durations,
+        ]
         factory.valueHistogramBuckets = [StoreMetricNames.actionsPerCommit: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 10_000]]
         self.factory = factory
 
@@ -83,6 +87,9 @@ final class DaemonMetrics: Sendable {
             ))
         }
         mapUsed = registry.gauge("reel_map_used_bytes", help: "Bytes of the LMDB map in use.")
+        journalBacklog = registry.gauge(
+            "reel_journal_backlog_bytes", help: "Bytes of acknowledged actions in the journal that LMDB does not have yet."
+        )
         mapSize = registry.gauge("reel_map_size_bytes", help: "The LMDB map's current size (it grows up to max-map-size).")
         mapMax = registry.gauge("reel_map_max_bytes", help: "The limit the LMDB map may grow to (max-map-size).")
         mapMax.set(Double(maxMapSize))
@@ -110,6 +117,7 @@ final class DaemonMetrics: Sendable {
         for (mode, gauge) in subscriptions { gauge.set(Double(server.subscriptions[mode] ?? 0)) }
         for (mode, gauge) in lag { gauge.set(Double(server.maxLag[mode] ?? 0)) }
         mapUsed.set(Double(usage.bytesUsed))
+        journalBacklog.set(Double(statistics.journalBacklogBytes))
         mapSize.set(Double(usage.mapSize))
         readerSlotsUsed.set(Double(usage.readerSlotsUsed))
         readerSlots.set(Double(usage.maxReaders))

@@ -58,6 +58,11 @@ public struct StatsResult: MethodResult, Equatable {
     public var syncMicros: Distribution?
     /// Actions per commit.
     public var actionsPerCommit: Distribution?
+    /// Durations of the LMDB commits that move acknowledged groups from the journal into the
+    /// log (off the acknowledgement path), in microseconds.
+    public var lmdbCommitMicros: Distribution?
+    /// Bytes of acknowledged actions in the journal that LMDB does not have yet.
+    public var journalBacklogBytes: Int64?
     /// Connections open.
     public var connections: Int?
     /// Subscriptions by mode (`value`, `patch`, `actions`).
@@ -157,6 +162,8 @@ public struct StatsResult: MethodResult, Equatable {
         put("commitMicros", commitMicros?.jsonValue)
         put("syncMicros", syncMicros?.jsonValue)
         put("actionsPerCommit", actionsPerCommit?.jsonValue)
+        put("lmdbCommitMicros", lmdbCommitMicros?.jsonValue)
+        put("journalBacklogBytes", journalBacklogBytes.map(JSONValue.int))
         put("connections", connections.map { .int(Int64($0)) })
         put("subscriptions", subscriptions.map { .object(JSONObject($0.mapValues { .int(Int64($0)) })) })
         put("subscriptionLag", subscriptionLag.map { .object(JSONObject($0.mapValues(JSONValue.init(seq:)))) })
@@ -210,6 +217,8 @@ public struct StatsResult: MethodResult, Equatable {
         commitMicros = try take("commitMicros", Distribution.init)
         syncMicros = try take("syncMicros", Distribution.init)
         actionsPerCommit = try take("actionsPerCommit", Distribution.init)
+        lmdbCommitMicros = try take("lmdbCommitMicros", Distribution.init)
+        journalBacklogBytes = try take("journalBacklogBytes") { $0.intValue }
         connections = try take("connections", int)
         if let report = rest.removeValue(forKey: "sharedLog"), !report.isNull {
             sharedLog = try SharedLogReport(json: report)

@@ -108,6 +108,8 @@ extension StatsResult {
         commitMicros = Distribution(statistics.commitMicros)
         syncMicros = Distribution(statistics.syncMicros)
         actionsPerCommit = Distribution(statistics.actionsPerCommit)
+        lmdbCommitMicros = Distribution(statistics.lmdbCommitMicros)
+        journalBacklogBytes = Int64(statistics.journalBacklogBytes)
         sharedLog = statistics.sharedLog.map { status in
             SharedLogReport(
                 status, localSeq: statistics.seq, conflicts: statistics.sharedLogConflicts, followed: statistics.sharedLogFollowed

@@ -75,6 +75,16 @@ extension DataDirectory {
         journal?.observeFailures(observer)
     }
 
+    /// Calls `observer` (on the applier thread) after each LMDB commit of acknowledged groups,
+    /// with how long it took (its writes and its two syncs).
+    public func observeJournalCommits(_ observer: @escaping @Sendable (Duration) -> Void) {
+        journal?.observeCommits(observer)
+    }
+
+    /// Bytes of acknowledged records the journal holds that LMDB does not have yet (waiting, or
+    /// in the commit under way); 0 for a directory open read-only.
+    public var journalBacklogBytes: Int { journal?.unappliedBytes ?? 0 }
+
     /// Why no append can succeed until the directory is opened again (a sync failed, so what the
     /// disk holds is unknown), or `nil` while appends can succeed.
     public var writeFailure: StorageError? { journal?.fatalFailure }
@@ -145,6 +155,7 @@ extension DataDirectory {
     }
 
     private func apply(_ batch: EncodedBatch, journal: Journal) {
+        let started = ContinuousClock.now
         do {
             try commit(batch)
         } catch {
@@ -157,6 +168,7 @@ extension DataDirectory {
             _ = consume forgotten  // released here, after the lock
         }
         journal.applied(batch, failure: nil)
+        journal.commitObserverNow?(ContinuousClock.now - started)
         journal.file.growAhead(limit: journal.cycleSize)
     }
 

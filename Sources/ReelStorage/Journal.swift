@@ -101,6 +101,8 @@ final class Journal: @unchecked Sendable {
     private var attempts = 0
     /// Told of each failed LMDB commit (the store logs it), on the applier thread.
     private var failureObserver: (@Sendable (StorageError) -> Void)?
+    /// Told how long each successful LMDB commit took (the store's figures), on the applier thread.
+    private var commitObserver: (@Sendable (Duration) -> Void)?
     private var drainers = 0
     private var applierRunning = false
     private var stopping = false
@@ -218,6 +220,19 @@ final class Journal: @unchecked Sendable {
         condition.lock()
         failureObserver = observer
         condition.unlock()
+    }
+
+    func observeCommits(_ observer: @escaping @Sendable (Duration) -> Void) {
+        condition.lock()
+        commitObserver = observer
+        condition.unlock()
+    }
+
+    /// The observer of LMDB commits, read under the lock (the applier reads it per commit).
+    var commitObserverNow: (@Sendable (Duration) -> Void)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return commitObserver
     }
 
     /// Lets the applier end without waiting for it.

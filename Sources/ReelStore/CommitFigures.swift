@@ -41,6 +41,8 @@ struct CommitFigures: Sendable {
     /// Writing the group's records and syncing them: the durability point.
     var syncMicros = Self.latencies()
     var actionsPerCommit = Histogram<UInt64>(highestTrackableValue: 1 << 24, numberOfSignificantValueDigits: .two)
+    /// The journal's applier moving acknowledged groups into LMDB: one commit, its two syncs.
+    var lmdbCommitMicros = Self.latencies()
 
     /// 1 µs to 10 minutes, to two significant digits (about 3 KB each).
     private static func latencies() -> Histogram<UInt64> {
@@ -65,6 +67,7 @@ struct StoreInstruments: Sendable {
     let commitDuration: CoreMetrics.Timer
     let syncDuration: CoreMetrics.Timer
     let actionsPerCommit: Recorder
+    let lmdbCommitDuration: CoreMetrics.Timer
 
     init(factory: any MetricsFactory) {
         actionsAcknowledged = Counter(label: "reel_actions_acknowledged_total", factory: factory)
@@ -73,6 +76,7 @@ struct StoreInstruments: Sendable {
         commitDuration = CoreMetrics.Timer(label: StoreMetricNames.commitDuration, factory: factory)
         syncDuration = CoreMetrics.Timer(label: StoreMetricNames.syncDuration, factory: factory)
         actionsPerCommit = Recorder(label: StoreMetricNames.actionsPerCommit, factory: factory)
+        lmdbCommitDuration = CoreMetrics.Timer(label: StoreMetricNames.lmdbCommitDuration, factory: factory)
     }
 }
 
@@ -85,6 +89,9 @@ public enum StoreMetricNames {
     public static let syncDuration = "reel_sync_duration_seconds"
     /// A `Recorder`: the actions each commit made durable.
     public static let actionsPerCommit = "reel_actions_per_commit"
+    /// A `Timer`: the journal's applier moving acknowledged groups into LMDB (one commit, off the
+    /// acknowledgement path).
+    public static let lmdbCommitDuration = "reel_lmdb_commit_duration_seconds"
 }
 
 extension Duration {

@@ -200,6 +200,8 @@ public final class Store<State: StoreState>: Sendable {
         summarized.commitMicros = DistributionSummary(figures.commitMicros)
         summarized.syncMicros = DistributionSummary(figures.syncMicros)
         summarized.actionsPerCommit = DistributionSummary(figures.actionsPerCommit)
+        summarized.lmdbCommitMicros = DistributionSummary(figures.lmdbCommitMicros)
+        summarized.journalBacklogBytes = writer.directory.journalBacklogBytes
         return summarized
     }
 

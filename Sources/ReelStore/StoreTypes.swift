@@ -123,6 +123,11 @@ public struct StoreStatistics: Sendable, Equatable {
     public var syncMicros = DistributionSummary()
     /// Actions per commit.
     public var actionsPerCommit = DistributionSummary()
+    /// Durations of the journal applier's LMDB commits (acknowledged groups moved into LMDB, off
+    /// the acknowledgement path), in microseconds.
+    public var lmdbCommitMicros = DistributionSummary()
+    /// Bytes of acknowledged actions the journal holds that LMDB does not have yet.
+    public var journalBacklogBytes = 0
     /// With a shared log: where it is and how far behind it this node is.
     public var sharedLog: SharedLogStatus?
     /// Groups that lost the race to another node's append and were evaluated again.

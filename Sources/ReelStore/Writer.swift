@@ -103,6 +103,13 @@ final class Writer<State: StoreState>: @unchecked Sendable {
     }
 
     func start() {
+        // The journal's applier times its LMDB commits for `stats` and the metrics: once per
+        // commit (every 128 KiB or 100 ms), under the lock the writer takes once per group.
+        directory.observeJournalCommits { [weak self] duration in
+            guard let self else { return }
+            instruments.lmdbCommitDuration.recordNanoseconds(duration.nanoseconds)
+            shared.withLock { $0.figures.lmdbCommitMicros.record(duration.microseconds) }
+        }
         if let sharedLog = options.sharedLog {
             sharedLog.watch { [weak self] latest in self?.sharedLogWoke(latest: latest) }
             sharedLogWoke(latest: nil)  // follow (and check agreement) before anyone dispatches

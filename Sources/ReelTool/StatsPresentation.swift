@@ -36,6 +36,8 @@ enum StatsPresentation {
         add("commit latency", stats.commitMicros.map(latencies))
         add("sync latency", stats.syncMicros.map(latencies))
         add("actions per commit", stats.actionsPerCommit.map { counts($0) + " (largest \(stats.largestCommit.map(String.init) ?? "?"))" })
+        add("LMDB commits", stats.lmdbCommitMicros.map(latencies))
+        add("journal backlog", stats.journalBacklogBytes.map { bytes(Int($0)) + " not yet in LMDB" })
         add("dispatches refused", stats.dispatchesRefused.map { refused in
             let byCode = (stats.refusedByCode ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
             return "\(refused)" + (byCode.isEmpty ? "" : " (by code \(byCode.joined(separator: ", ")))")

@@ -3,6 +3,7 @@ import ReelCore
 import ReelJSON
 @testable import ReelStorage
 import ReelTestSupport
+import Synchronization
 import Testing
 
 /// The journal: one sync per acknowledged group, LMDB later, and nothing acknowledged lost or
@@ -139,6 +140,8 @@ import Testing
         try data.commit(CommitBatch(envelopes: [envelope(1), envelope(2)]))
         for batch in groups(from: 3, count: 4) { try data.appendDurably(batch) }
         #expect(try actionsInLMDB(data) == 2)
+        let backlog = groups(from: 3, count: 4).reduce(0) { $0 + EncodedBatch($1).byteCount }
+        #expect(data.journalBacklogBytes == backlog)
         #expect(try data.latestSeq() == 14)
         #expect(try held(data) == Array(1...14))
         #expect(try data.envelope(at: 9) == envelope(9, key: "k9"))
@@ -155,6 +158,7 @@ import Testing
         #expect(try held(reader) == Array(1...14))
 
         try data.closeJournal()
+        #expect(data.journalBacklogBytes == 0)
         #expect(try actionsInLMDB(data) == 14)
         #expect(try data.dedupRecord(forKey: "k6") == DedupRecord(firstSeq: 6, count: 3))
         #expect(try held(data) == Array(1...14))
@@ -166,6 +170,8 @@ import Testing
     @Test func aBacklogGoesToLMDBWithoutWaitingForTheDelay() async throws {
         let dir = try TemporaryDirectory()
         let data = try DataDirectory(path: dir.path, reducerName: "test", options: journalOnly)
+        let commits = Mutex<[Duration]>([])
+        data.observeJournalCommits { took in commits.withLock { $0.append(took) } }
         var seq: UInt64 = 0
         var appended = 0
         while appended < 160 << 10 {
@@ -176,6 +182,9 @@ import Testing
         try await waitUntil("LMDB to hold some of \(appended) bytes of \(seq) actions, an hour before the delay is up") {
             (try? actionsInLMDB(data)) ?? 0 > 0
         }
+        // The applier told the observer of its commit, after it (its writes and syncs took time).
+        try await waitUntil("the commit observed") { !commits.withLock { $0.isEmpty } }
+        #expect(commits.withLock { $0.allSatisfy { $0 > .zero } })
         #expect(try held(data) == Array(1...seq))
         try data.closeJournal()
     }

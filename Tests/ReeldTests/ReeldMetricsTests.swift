@@ -42,6 +42,14 @@ import Testing
         #expect((HTTPGet.sample(after, "reel_map_used_bytes") ?? 0) > 0)
         #expect((HTTPGet.sample(after, "reel_reader_slots") ?? 0) > 0)
         #expect(HTTPGet.sample(after, "reel_map_max_bytes") == Double(1 << 40))
+        // The journal's applier moves the five into LMDB after its delay (100 ms): one commit,
+        // timed, and nothing left behind it.
+        try await waitUntil("the applier's LMDB commit", timeout: .seconds(10)) {
+            (HTTPGet.sample(try HTTPGet.request(.unix(path: metricsSocket)).body, "reel_lmdb_commit_duration_seconds_count") ?? 0) >= 1
+        }
+        let applied = try HTTPGet.request(.unix(path: metricsSocket)).body
+        #expect((HTTPGet.sample(applied, "reel_lmdb_commit_duration_seconds_sum") ?? 0) > 0)
+        #expect(HTTPGet.sample(applied, "reel_journal_backlog_bytes") == 0)
 
         // A subscriber that reads nothing: its deliveries fall behind as actions commit.
         let stalled = try RawSocket.connectUnix(daemon.socketPath, receiveBuffer: 4096)
@@ -68,10 +76,12 @@ import Testing
             #expect(stats?["refusedByCode"]?["1002"] == 1)
             #expect(stats?["commitMicros"]?["count"] == 25)
             #expect((stats?["syncMicros"]?["p99"]?.intValue ?? 0) > 0)
+            #expect((stats?["lmdbCommitMicros"]?["count"]?.intValue ?? 0) >= 1)
+            #expect(stats?["journalBacklogBytes"]?.intValue != nil)
         }
         let people = try await runProgram("reel", ["stats", "--socket", daemon.socketPath])
         #expect(people.status == 0)
-        for row in ["commit latency", "sync latency", "p99", "dispatches refused       1 (by code 1002: 1)", "subscription lag"] {
+        for row in ["commit latency", "sync latency", "LMDB commits", "journal backlog", "p99", "dispatches refused       1 (by code 1002: 1)", "subscription lag"] {
             #expect(people.output.contains(row), "reel stats lacks \(row): \(people.output)")
         }
         // (Closed before the stop: a peer that reads nothing holds a graceful shutdown for its 10 s limit.)
