@@ -162,13 +162,13 @@ extension DataDirectory {
             journal.applied(batch, failure: error)
             return
         }
+        let took = ContinuousClock.now - started
         // Only now: a reader's snapshot of the tail must never skip what LMDB does not yet hold.
         if let last = batch.lastSeq {
             let forgotten = tail.withLock { $0.trim(through: last) }
             _ = consume forgotten  // released here, after the lock
         }
-        journal.applied(batch, failure: nil)
-        journal.commitObserverNow?(ContinuousClock.now - started)
+        journal.applied(batch, failure: nil, took: took)
         journal.file.growAhead(limit: journal.cycleSize)
     }
 

@@ -228,12 +228,6 @@ final class Journal: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The observer of LMDB commits, read under the lock (the applier reads it per commit).
-    var commitObserverNow: (@Sendable (Duration) -> Void)? {
-        condition.lock()
-        defer { condition.unlock() }
-        return commitObserver
-    }
 
     /// Lets the applier end without waiting for it.
     func stopSoon() {
@@ -274,13 +268,16 @@ final class Journal: @unchecked Sendable {
         }
     }
 
-    /// Records the outcome of committing `batch` (taken by ``nextBatch()``) to LMDB.
-    func applied(_ batch: EncodedBatch, failure error: StorageError?) {
+    /// Records the outcome of committing `batch` (taken by ``nextBatch()``) to LMDB, and tells
+    /// the observers: of a failure, or of how long a successful commit `took`.
+    func applied(_ batch: EncodedBatch, failure error: StorageError?, took: Duration? = nil) {
         condition.lock()
         let observer = error == nil ? nil : failureObserver
+        let timer = error == nil ? commitObserver : nil
         defer {
             condition.unlock()
             if let error { observer?(error) }
+            if let took { timer?(took) }
         }
         applyingBytes = 0
         attempts += 1
