@@ -228,7 +228,6 @@ final class Journal: @unchecked Sendable {
         condition.unlock()
     }
 
-
     /// Lets the applier end without waiting for it.
     func stopSoon() {
         condition.lock()
