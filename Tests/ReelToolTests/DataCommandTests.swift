@@ -51,6 +51,22 @@ import Testing
         #expect(bad.errors.contains("line 1 of \(garbage) is not valid JSON"), "\(bad.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.sub("new")))
 
+        // Actions read prepared from their records: one the reducer refuses is named as before.
+        for (payload, type, reason) in [
+            (#"[{"op":"remove","path":"/missing"}]"#, "patch", "/missing"), (#"{"path":"/s","by":1}"#, "increment", "/s"),
+        ] {
+            let refusedAction = directory.sub("refused-\(type).ndjson")
+            try """
+                {"seq":1,"type":"set","payload":{"path":"/s","value":"text"},"time":"2026-11-21T10:00:00.000000000Z","peer":{"uid":1,"gid":1,"pid":1}}
+                {"seq":2,"type":"\(type)","payload":\(payload),"time":"2026-11-21T10:00:01.000000000Z","peer":{"uid":1,"gid":1,"pid":1}}
+                """.write(toFile: refusedAction, atomically: true, encoding: .utf8)
+            let refusal = await Tool.run(["import", refusedAction, "--data-dir", directory.sub("new")])
+            #expect(refusal.status == 65)
+            #expect(refusal.errors.hasPrefix("reel: line 2: action 2 (\(type)) is refused by "), "\(refusal.errors)")
+            #expect(refusal.errors.contains(reason), "\(refusal.errors)")
+            #expect(!FileManager.default.fileExists(atPath: directory.sub("new")))
+        }
+
         let aFile = directory.sub("a-file")
         #expect(FileManager.default.createFile(atPath: aFile, contents: Data("x".utf8)))
         let onAFile = await Tool.run(["import", gap, "--data-dir", aFile])
