@@ -83,6 +83,11 @@ package struct BinaryCursor {
         writeByte(UInt8(value))
     }
 
+    package mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
+        if let base = bytes.baseAddress { UnsafeMutableRawPointer(position).copyMemory(from: base, byteCount: bytes.count) }
+        position += bytes.count
+    }
+
     package mutating func writeString(_ string: String) {
         var string = string
         string.withUTF8 { utf8 in

@@ -87,6 +87,34 @@ public struct JSONShapeReader {
         return try? parser.parseValue(depth: depth)
     }
 
+    /// Reads the value at the cursor as ``readValue()`` would, when it is an integer it reads as
+    /// `.int` (no fraction, no exponent, within `Int64`, not `-0`): without the value between.
+    /// `nil` for anything else, the cursor left where it was.
+    public mutating func readInteger() -> Int64? {
+        parser.skipWhitespace()
+        let start = parser.index
+        guard parser.index < parser.count, let integer = parser.plainInteger() else {
+            parser.index = start
+            return nil
+        }
+        return integer
+    }
+
+    /// Reads the value at the cursor straight into Reel's binary encoding, as
+    /// ``BinaryWriter/writeJSON(_:)`` writes what ``readValue()`` reads, when it is plain (`null`,
+    /// booleans, integers, strings of printable ASCII without escapes, and arrays and objects of
+    /// those without a repeated key); `nil` for anything else, the cursor left where it was, for
+    /// the caller to ``readValue()`` it.
+    public mutating func readBinaryValue() -> [UInt8]? {
+        parser.skipWhitespace()
+        let start = parser.index
+        guard let bytes = parser.transcodePlainValue(depth: depth) else {
+            parser.index = start
+            return nil
+        }
+        return bytes
+    }
+
     /// Reads the string at the cursor when it is printable ASCII without escapes, and passes its
     /// bytes (without the quotes) to `body`; `nil` for any other value, or when `body` answers
     /// `nil`. For a value read as something else than a string (a time, a number in text), without

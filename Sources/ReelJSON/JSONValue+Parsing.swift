@@ -60,7 +60,7 @@ struct JSONParser {
     // (Not private: JSONShapeReader walks the same cursor.)
     let base: UnsafePointer<UInt8>
     let count: Int
-    private let maxDepth: Int
+    let maxDepth: Int
     var index = 0
     /// Reused across strings that contain escapes, so unescaping allocates only when it grows.
     private var scratch: [UInt8] = []

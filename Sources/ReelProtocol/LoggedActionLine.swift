@@ -20,23 +20,51 @@ public enum LoggedActionLine {
     ///   - line: One exported action (a trailing newline is whitespace).
     ///   - maxDepth: As ``JSONValue/init(parsing:maxDepth:)``'s.
     public static func read(_ line: UnsafeRawBufferPointer, maxDepth: Int = 512) -> ActionEnvelope? {
+        guard let read = read(line, maxDepth: maxDepth, payload: { reader in reader.readValue() }) else { return nil }
+        var envelope = read.envelope
+        envelope.action.payload = read.payload ?? .null
+        return envelope
+    }
+
+    /// The action on `line` with its payload in Reel's binary encoding, as the log stores it
+    /// (``BinaryWriter/writeJSON(_:)``), and the envelope's payload left `null`: a plain payload
+    /// (``JSONShapeReader/readBinaryValue()``) never becomes a tree of values. `nil` for any line
+    /// but the plain form, as ``read(_:maxDepth:)``.
+    public static func readEncodingPayload(
+        _ line: UnsafeRawBufferPointer, maxDepth: Int = 512
+    ) -> (envelope: ActionEnvelope, payload: [UInt8])? {
+        guard
+            let read = read(line, maxDepth: maxDepth, payload: { reader -> [UInt8]? in
+                if let bytes = reader.readBinaryValue() { return bytes }
+                return reader.readValue()?.binaryEncoded()
+            })
+        else { return nil }
+        return (read.envelope, read.payload ?? JSONValue.null.binaryEncoded())
+    }
+
+    /// The line read with `payload` reading the payload's value; the envelope's payload `null`.
+    @_specialize(where Payload == JSONValue)
+    @_specialize(where Payload == [UInt8])
+    private static func read<Payload>(
+        _ line: UnsafeRawBufferPointer, maxDepth: Int, payload readPayload: (inout JSONShapeReader) -> Payload?
+    ) -> (envelope: ActionEnvelope, payload: Payload?)? {
         JSONShapeReader.read(line, maxDepth: maxDepth) { reader in
             var seq: Int64?
             var type: String?
-            var payload: JSONValue?
+            var payload: Payload?
             var time: Timestamp?
             var peer: Peer?
             var meta: JSONValue?
             var version: JSONValue?
             let read = reader.readObject { reader, key in
                 if JSONShapeReader.key(key, is: "seq") {
-                    guard seq == nil, let value = reader.readValue()?.intValue, value >= 1 else { return false }
+                    guard seq == nil, let value = readInteger(&reader), value >= 1 else { return false }
                     seq = value
                 } else if JSONShapeReader.key(key, is: "type") {
                     guard type == nil, case .string(let name)? = reader.readValue(), !name.isEmpty else { return false }
                     type = name
                 } else if JSONShapeReader.key(key, is: "payload") {
-                    guard payload == nil, let value = reader.readValue() else { return false }
+                    guard payload == nil, let value = readPayload(&reader) else { return false }
                     payload = value
                 } else if JSONShapeReader.key(key, is: "time") {
                     guard time == nil, let value = reader.readPlainString({ Timestamp(rfc3339: $0) }) else { return false }
@@ -64,11 +92,13 @@ public enum LoggedActionLine {
             // Checked as the general path checks it, which words the refusal.
             let checked: ActionMeta?
             do { checked = try ActionMeta(wire: meta, seq: seq) } catch { return nil }
-            return ActionEnvelope(
-                seq: UInt64(seq), action: Action(type: type, payload: payload ?? .null, version: stated),
-                time: time, peer: peer, meta: checked
-            )
+            return (ActionEnvelope(seq: UInt64(seq), action: Action(type: type, version: stated), time: time, peer: peer, meta: checked), payload)
         }
+    }
+
+    /// An integer as `readValue()?.intValue` reads it, a plain one without the value between.
+    private static func readInteger(_ reader: inout JSONShapeReader) -> Int64? {
+        reader.readInteger() ?? reader.readValue()?.intValue
     }
 
     private static func readPeer(_ reader: inout JSONShapeReader) -> Peer? {
@@ -78,13 +108,13 @@ public enum LoggedActionLine {
         var exe: String??
         let read = reader.readObject { reader, key in
             if JSONShapeReader.key(key, is: "uid") {
-                guard uid == nil, let value = reader.readValue()?.intValue.flatMap(UInt32.init(exactly:)) else { return false }
+                guard uid == nil, let value = readInteger(&reader).flatMap(UInt32.init(exactly:)) else { return false }
                 uid = value
             } else if JSONShapeReader.key(key, is: "gid") {
-                guard gid == nil, let value = reader.readValue()?.intValue.flatMap(UInt32.init(exactly:)) else { return false }
+                guard gid == nil, let value = readInteger(&reader).flatMap(UInt32.init(exactly:)) else { return false }
                 gid = value
             } else if JSONShapeReader.key(key, is: "pid") {
-                guard pid == nil, let value = reader.readValue()?.intValue.flatMap(Int32.init(exactly:)) else { return false }
+                guard pid == nil, let value = readInteger(&reader).flatMap(Int32.init(exactly:)) else { return false }
                 pid = value
             } else if JSONShapeReader.key(key, is: "exe") {
                 guard exe == nil else { return false }

@@ -32,13 +32,36 @@ package enum EnvelopeCodec {
     static let knownFlags: UInt8 = hasKey | hasMeta | hasExe | hasVersion
 
     package static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
-        // Sized exactly first, then written through a pointer into one allocation with room for
-        // the checksum sealed on at the end.
+        var record: [UInt8] = []
+        append(envelope, to: &record)
+        return record
+    }
+
+    /// Appends `envelope`'s record to `bytes` (records back to back, as `reel import` batches them).
+    package static func append(_ envelope: ActionEnvelope, to bytes: inout [UInt8]) {
+        append(envelope, payloadSize: BinaryWriter.encodedSize(of: envelope.action.payload), to: &bytes) { cursor in
+            cursor.writeJSON(envelope.action.payload)
+        }
+    }
+
+    /// Appends the record of `envelope` with `payload` in place of its payload: the payload's
+    /// binary encoding as ``BinaryWriter/writeJSON(_:)`` writes it (`reel import`'s lines,
+    /// transcoded without a tree of values).
+    package static func append(_ envelope: ActionEnvelope, binaryPayload payload: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        append(envelope, payloadSize: payload.count, to: &bytes) { cursor in
+            cursor.writeBytes(payload)
+        }
+    }
+
+    private static func append(
+        _ envelope: ActionEnvelope, payloadSize: Int, to bytes: inout [UInt8], writePayload: (inout BinaryCursor) -> Void
+    ) {
+        // Sized exactly first, then written through a pointer into memory of that size with room
+        // for the checksum sealed on at the end.
         let meta = envelope.meta.flatMap { $0.isEmpty ? nil : $0 }
         let version = envelope.version
         let time = BinaryWriter.zigzag(envelope.time.nanosecondsSince1970)
         let pid = BinaryWriter.zigzag(Int64(envelope.peer.pid))
-        let payloadSize = BinaryWriter.encodedSize(of: envelope.action.payload)
         var size = 2 + BinaryWriter.varintSize(time) + BinaryWriter.varintSize(UInt64(envelope.peer.uid))
             + BinaryWriter.varintSize(UInt64(envelope.peer.gid)) + BinaryWriter.varintSize(pid)
             + BinaryWriter.stringSize(envelope.action.type) + payloadSize
@@ -61,9 +84,14 @@ package enum EnvelopeCodec {
         }
         // (Filled with zeros first: `Array(unsafeUninitializedCapacity:)` looks the array's
         // generic metadata up at every call, which took longer than the filling.)
-        var record = [UInt8](repeating: 0, count: size + RecordChecksum.byteCount)
-        record.withUnsafeMutableBufferPointer { buffer in
-            let start = buffer.baseAddress!
+        let offset = bytes.count
+        if bytes.isEmpty {
+            bytes = [UInt8](repeating: 0, count: size + RecordChecksum.byteCount)
+        } else {
+            bytes.append(contentsOf: repeatElement(0, count: size + RecordChecksum.byteCount))
+        }
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let start = buffer.baseAddress! + offset
             var cursor = BinaryCursor(start)
             cursor.writeByte(recordVersion)
             cursor.writeVarint(time)
@@ -81,12 +109,11 @@ package enum EnvelopeCodec {
             }
             if let exe = envelope.peer.exe { cursor.writeString(exe) }
             if version != 1 { cursor.writeVarint(UInt64(clamping: version)) }
-            cursor.writeJSON(envelope.action.payload)
+            writePayload(&cursor)
             precondition(cursor.position == start + size, "a record's encoding differs from its size")
             let sum = RecordChecksum.of(UnsafeRawBufferPointer(start: start, count: size), seed: envelope.seq)
             withUnsafeBytes(of: sum.littleEndian) { UnsafeMutableRawPointer(start + size).copyMemory(from: $0.baseAddress!, byteCount: RecordChecksum.byteCount) }
         }
-        return record
     }
 
     /// Decodes the record stored under `seq`, after checking its checksum.

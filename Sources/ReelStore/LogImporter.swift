@@ -30,8 +30,6 @@ public final class LogImporter<State: StoreState> {
     /// Actions encoded as the log stores them (weighed as they come, for checkpoint spacing) and
     /// checkpoints, not committed yet.
     private var pendingRecords: [(seq: UInt64, bytes: [UInt8])] = []
-    /// The actions of `pendingRecords`, one each: the commit reads their types from these.
-    private var pendingEnvelopes: [ActionEnvelope] = []
     private var pendingCheckpoints: [Checkpoint] = []
     private var spacing: CheckpointSpacing
     private var checkpointsWritten = 0
@@ -75,36 +73,60 @@ public final class LogImporter<State: StoreState> {
     @_specialize(where State == JSONValue)
     @discardableResult
     public func append(_ envelope: ActionEnvelope, keepingRefused: Bool = false) throws(StoreError) -> StoreError? {
-        try append(EncodedAction(envelope), keepingRefused: keepingRefused)
+        var one = EncodedActions()
+        one.append(envelope)
+        let (seq, range) = one.record(at: 0)
+        return try one.bytes.withUnsafeBytes { bytes in
+            Result { () throws(StoreError) in
+                try append(record: UnsafeRawBufferPointer(rebasing: bytes[range]), seq: seq, keepingRefused: keepingRefused)
+            }
+        }.get()
     }
 
-    /// Folds and queues one exported action encoded ahead, as ``append(_:keepingRefused:)-(ActionEnvelope,_)``
-    /// does.
+    /// Folds and queues the actions of `actions` (encoded ahead, ``EncodedActions``) in order, as
+    /// ``append(_:keepingRefused:)`` does each, an action the reducers refuse thrown: read back
+    /// from their records as a replay reads them. When it throws, the actions before the one it
+    /// throws for are queued (``latestSeq`` is the last of them).
     @_specialize(where State == JSONValue)
-    @discardableResult
-    public func append(_ encoded: EncodedAction, keepingRefused: Bool = false) throws(StoreError) -> StoreError? {
-        let envelope = encoded.envelope
-        guard envelope.seq == seq + 1 else {
+    public func append(contentsOf actions: EncodedActions) throws(StoreError) {
+        try actions.bytes.withUnsafeBytes { bytes in
+            Result { () throws(StoreError) in
+                for index in 0..<actions.count {
+                    let (seq, range) = actions.record(at: index)
+                    try append(record: UnsafeRawBufferPointer(rebasing: bytes[range]), seq: seq, keepingRefused: false)
+                }
+            }
+        }.get()
+    }
+
+    private func append(record: UnsafeRawBufferPointer, seq recordSeq: UInt64, keepingRefused: Bool) throws(StoreError) -> StoreError? {
+        guard recordSeq == seq + 1 else {
             throw StoreError(
                 .invalidArgument,
-                seq == 0 && envelope.seq > 1 && timeline.directory.metadata.origin == 0
-                    ? "the export starts at seq \(envelope.seq): an import needs the whole log from seq 1"
-                    : "seq \(envelope.seq) follows seq \(seq): the exported actions must be consecutive"
+                seq == 0 && recordSeq > 1 && timeline.directory.metadata.origin == 0
+                    ? "the export starts at seq \(recordSeq): an import needs the whole log from seq 1"
+                    : "seq \(recordSeq) follows seq \(seq): the exported actions must be consecutive"
             )
+        }
+        var prepared: PreparedStockAction?
+        let envelope: ActionEnvelope
+        do {
+            envelope = try EnvelopeCodec.decode(seq: recordSeq, from: record, acceptingLegacy: false, preparing: fold.prepares, into: &prepared)
+        } catch {
+            throw StoreError(error)
         }
         // `@revert` reads the state it restores from committed history: commit what is queued.
         if envelope.action.isReserved { try flush() }
         var refusal: StoreError?
         do {
-            try fold.apply(envelope, to: &state) { (to: UInt64) throws(StoreError) -> State in try timeline.state(at: to) }
+            try fold.apply(envelope, prepared: prepared, to: &state) { (to: UInt64) throws(StoreError) -> State in try timeline.state(at: to) }
         } catch {
             refusal = StoreError(error.code, "action \(envelope.seq) (\(envelope.type)) is refused by \(timeline.definition.identity): \(error.message)")
             guard keepingRefused, error.code == .rejected || error.code == .unknownActionType else { throw refusal! }
         }
-        seq = envelope.seq
-        pendingRecords.append((seq, encoded.record))
-        pendingEnvelopes.append(envelope)
-        spacing.logged(bytes: encoded.record.count)
+        seq = recordSeq
+        pendingRecords.append((seq, [UInt8](record)))
+        spacing.logged(bytes: record.count)
         if spacing.isDue(at: seq) {
             try queueCheckpoint()
         }
@@ -140,31 +162,12 @@ public final class LogImporter<State: StoreState> {
 
     private func flush() throws(StoreError) {
         do {
-            try timeline.directory.commit(encodedRecords: pendingRecords, envelopes: pendingEnvelopes, checkpoints: pendingCheckpoints)
+            try timeline.directory.commit(encodedRecords: pendingRecords, checkpoints: pendingCheckpoints)
         } catch {
             throw StoreError(error)
         }
         checkpointsWritten += pendingCheckpoints.count
         pendingRecords.removeAll(keepingCapacity: true)
-        pendingEnvelopes.removeAll(keepingCapacity: true)
         pendingCheckpoints.removeAll()
-    }
-}
-
-/// An exported action with the bytes the log stores for it, encoded on any thread ahead of
-/// ``LogImporter/append(_:keepingRefused:)-(EncodedAction,_)``: `reel import` encodes on the thread
-/// that reads the lines while the importer folds the ones before (encoding was a third of the
-/// fold's thread).
-public struct EncodedAction: Sendable {
-    /// The action as the log keeps it: seq, action, time, peer and meta.
-    public let envelope: ActionEnvelope
-    /// Its record in the log.
-    let record: [UInt8]
-
-    public init(_ envelope: consuming ActionEnvelope) {
-        // An idempotency key answers retries of a dispatch; the log does not keep it.
-        envelope.idempotencyKey = nil
-        record = EnvelopeCodec.encode(envelope)
-        self.envelope = envelope
     }
 }

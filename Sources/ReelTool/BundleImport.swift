@@ -54,7 +54,7 @@ struct BundleImport {
             let envelope = step.envelope
             let refusal: String?
             do throws(ToolError) {
-                refusal = try target.append(EncodedAction(envelope), keepingRefused: true)
+                refusal = try target.append(envelope, keepingRefused: true)
             } catch {
                 throw ToolError("seq \(envelope.seq) (\(envelope.type)) of the bundle does not replay here: \(error.message)", exitStatus: error.exitStatus)
             }

@@ -85,24 +85,33 @@ struct ImportCommand: AsyncParsableCommand {
         let progress = printer.progress("importing", total: UInt64(size ?? 0))
         defer { progress.finish() }
         let source = file == "-" ? "stdin" : file
-        // Each line parsed and encoded as the log stores it on a thread of its own while the ones
-        // before are folded and written.
-        let decode = { @Sendable (line: ArraySlice<UInt8>, number: Int) throws(ToolError) -> EncodedAction in
-            // The plain form the export writes, read without building the line's objects; any
-            // other line goes the general way, which reads it or says what is wrong.
-            if let envelope = line.withUnsafeBytes({ LoggedActionLine.read($0) }) { return EncodedAction(envelope) }
+        // Each batch of lines parsed and encoded as the log stores it, into one buffer, on threads
+        // of their own while the batches before are folded and written.
+        let decode = { @Sendable (line: UnsafeRawBufferPointer, number: Int, actions: inout EncodedActions) throws(ToolError) in
+            // The plain form the export writes, read without building the line's objects (its
+            // payload written straight into the record's encoding); any other line goes the
+            // general way, which reads it or says what is wrong.
+            if let (envelope, payload) = LoggedActionLine.readEncodingPayload(line) {
+                actions.append(envelope, binaryPayload: payload)
+                return
+            }
             let json = try InputReader.json(line, what: "line \(number) of \(source)")
             do throws(RPCError) {
-                return EncodedAction(try ActionEnvelope(wire: json))
+                actions.append(try ActionEnvelope(wire: json))
             } catch {
                 throw ToolError("line \(number): \(error.message)", exitStatus: ExitStatus.dataError)
             }
         }
-        try DecodedLines.forEach(path: file, progress: { progress.update(UInt64($0)) }, decode: decode) { (action, number) throws(ToolError) in
+        try DecodedLines.forEachBatch(
+            path: file, progress: { progress.update(UInt64($0)) }, makeOutput: { EncodedActions() }, decode: decode
+        ) { (actions, numbers) throws(ToolError) in
+            let before = target.latestSeq
             do throws(ToolError) {
-                try target.append(action, keepingRefused: false)
+                try target.append(contentsOf: actions)
             } catch {
-                throw ToolError("line \(number): \(error.message)", exitStatus: error.exitStatus)
+                // The actions before the one refused went in: it is the next.
+                let refused = numbers[min(Int(target.latestSeq - before), numbers.count - 1)]
+                throw ToolError("line \(refused): \(error.message)", exitStatus: error.exitStatus)
             }
         }
         return try target.finish()
@@ -162,7 +171,12 @@ protocol ImportTarget {
     /// Appends an action. One the reducers refuse ends the import, or, `keepingRefused`, is
     /// logged all the same, the state left as it was, and the refusal returned.
     @discardableResult
-    func append(_ action: EncodedAction, keepingRefused: Bool) throws(ToolError) -> String?
+    func append(_ action: ActionEnvelope, keepingRefused: Bool) throws(ToolError) -> String?
+    /// Appends the actions of `actions` in order, as ``append(_:keepingRefused:)`` each, the
+    /// first refused thrown (those before it appended: ``latestSeq`` is the last of them).
+    func append(contentsOf actions: EncodedActions) throws(ToolError)
+    /// The seq of the last action appended.
+    var latestSeq: UInt64 { get }
     /// The state the actions appended so far folded into, as JSON.
     func state() throws(ToolError) -> JSONValue
     func finish() throws(ToolError) -> (seq: UInt64, checkpoints: Int)
@@ -195,9 +209,23 @@ final class StoreImportTarget<State: StoreState>: ImportTarget {
     }
 
     @discardableResult
-    func append(_ action: EncodedAction, keepingRefused: Bool) throws(ToolError) -> String? {
+    func append(_ action: ActionEnvelope, keepingRefused: Bool) throws(ToolError) -> String? {
+        try appending { importer throws(StoreError) in try importer.append(action, keepingRefused: keepingRefused) }
+    }
+
+    func append(contentsOf actions: EncodedActions) throws(ToolError) {
+        _ = try appending { importer throws(StoreError) in
+            try importer.append(contentsOf: actions)
+            return nil
+        }
+    }
+
+    var latestSeq: UInt64 { importer?.latestSeq ?? 0 }
+
+    private func appending(_ append: (LogImporter<State>) throws(StoreError) -> StoreError?) throws(ToolError) -> String? {
+        guard let importer else { throw ToolError("the import was closed") }
         do {
-            return try importer?.append(action, keepingRefused: keepingRefused)?.message
+            return try append(importer)?.message
         } catch where error.code == .storage {
             throw ToolError(error)
         } catch {

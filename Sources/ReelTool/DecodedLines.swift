@@ -17,23 +17,44 @@ enum DecodedLines {
     static let batchesAhead = 6
 
     /// Calls `body` with `decode`'s value of each non-blank line of `path` (`-` for stdin) and the
-    /// line's 1-based number; `progress` with the bytes read so far.
+    /// line's 1-based number; `progress` with the bytes read so far. `decode` sees the line's
+    /// bytes only while it runs.
     ///
     /// - Parameter decoders: Threads decoding at once; by default one per core.
     static func forEach<Value: Sendable>(
         path: String, decoders: Int = ProcessInfo.processInfo.activeProcessorCount, progress: (Int) -> Void = { _ in },
-        decode: @escaping @Sendable (ArraySlice<UInt8>, Int) throws(ToolError) -> Value,
+        decode: @escaping @Sendable (UnsafeRawBufferPointer, Int) throws(ToolError) -> Value,
         _ body: (Value, Int) throws(ToolError) -> Void
     ) throws(ToolError) {
-        let queue = BatchQueue<Value>(capacity: batchesAhead)
+        try forEachBatch(
+            path: path, decoders: decoders, progress: progress, makeOutput: { [Value]() },
+            decode: { (line, number, values: inout [Value]) throws(ToolError) in values.append(try decode(line, number)) }
+        ) { (values, numbers) throws(ToolError) in
+            for (value, number) in zip(values, numbers) { try body(value, number) }
+        }
+    }
+
+    /// Calls `body` with each batch of lines of `path` (`-` for stdin) as `decode` wrote them into
+    /// one output (made by `makeOutput`), and the numbers of the lines it took, in order;
+    /// `progress` with the bytes read so far. What passes between the threads is one output per
+    /// batch: `reel import` writes a batch's records into one buffer.
+    ///
+    /// - Parameter decoders: Threads decoding at once; by default one per core.
+    static func forEachBatch<Output: Sendable>(
+        path: String, decoders: Int = ProcessInfo.processInfo.activeProcessorCount, progress: (Int) -> Void = { _ in },
+        makeOutput: @escaping @Sendable () -> Output,
+        decode: @escaping @Sendable (UnsafeRawBufferPointer, Int, inout Output) throws(ToolError) -> Void,
+        _ body: (Output, [Int]) throws(ToolError) -> Void
+    ) throws(ToolError) {
+        let queue = BatchQueue<Output>(capacity: batchesAhead)
         let threads = DispatchGroup()
         threads.enter()
         let reader = Thread {
             defer { threads.leave() }
             var lines = Lines()
             do throws(ToolError) {
-                try InputReader.forEachLine(path: path, progress: { lines.bytesRead = $0 }) { line, number throws(ToolError) in
-                    lines.lines.append((line, number))
+                try InputReader.forEachLine(path: path, progress: { lines.bytesRead = $0 }) { bytes, line, number throws(ToolError) in
+                    lines.append(line, of: bytes, number: number)
                     if lines.lines.count == batchLines {
                         guard queue.put(lines) else { throw ToolError("stopped") }
                         lines = Lines(bytesRead: lines.bytesRead)
@@ -51,7 +72,7 @@ enum DecodedLines {
             let decoder = Thread {
                 defer { threads.leave() }
                 while let (position, lines) = queue.takeLines() {
-                    queue.decoded(decodeBatch(lines, decode), at: position)
+                    queue.decoded(decodeBatch(lines, makeOutput(), decode), at: position)
                 }
             }
             decoder.name = "reel-decode-\(number)"
@@ -62,7 +83,7 @@ enum DecodedLines {
         // that stays open. They stop at their next batch (or end with the process).
         defer { queue.cancel() }
         while let batch = queue.take() {
-            for (value, number) in batch.values { try body(value, number) }
+            try body(batch.output, batch.numbers)
             progress(batch.bytesRead)
             if let failure = batch.failure { throw failure }
         }
@@ -71,16 +92,29 @@ enum DecodedLines {
 
     /// A batch's lines decoded; a line that does not decode ends the batch with its error (the
     /// lines before it kept).
-    private static func decodeBatch<Value: Sendable>(
-        _ lines: Lines, _ decode: @Sendable (ArraySlice<UInt8>, Int) throws(ToolError) -> Value
-    ) -> Batch<Value> {
-        var batch = Batch<Value>(bytesRead: lines.bytesRead)
-        batch.values.reserveCapacity(lines.lines.count)
-        for (line, number) in lines.lines {
-            do throws(ToolError) {
-                batch.values.append((try decode(line, number), number))
-            } catch {
-                batch.failure = error
+    private static func decodeBatch<Output: Sendable>(
+        _ lines: Lines, _ output: Output, _ decode: @Sendable (UnsafeRawBufferPointer, Int, inout Output) throws(ToolError) -> Void
+    ) -> Batch<Output> {
+        var batch = Batch(output: output, bytesRead: lines.bytesRead)
+        batch.numbers.reserveCapacity(lines.lines.count)
+        var next = 0
+        // A chunk at a time, its bytes borrowed once for all its lines.
+        for (index, chunk) in lines.chunks.enumerated() {
+            let failure = chunk.withUnsafeBytes { bytes -> ToolError? in
+                while next < lines.lines.count, lines.lines[next].chunk == index {
+                    let line = lines.lines[next]
+                    next += 1
+                    do throws(ToolError) {
+                        try decode(UnsafeRawBufferPointer(rebasing: bytes[line.range]), line.number, &batch.output)
+                        batch.numbers.append(line.number)
+                    } catch {
+                        return error
+                    }
+                }
+                return nil
+            }
+            if let failure {
+                batch.failure = failure
                 return batch
             }
         }
@@ -88,16 +122,28 @@ enum DecodedLines {
         return batch
     }
 
-    /// Lines as read, not decoded yet: slices of the chunks they were read in.
+    /// Lines as read, not decoded yet: the chunks they were read in, and where each line is.
     struct Lines: Sendable {
-        var lines: [(ArraySlice<UInt8>, Int)] = []
+        var chunks: [[UInt8]] = []
+        var lines: [(chunk: Int, range: Range<Int>, number: Int)] = []
         var bytesRead = 0
         /// Why the reading stopped after these lines, if it failed.
         var failure: ToolError?
+
+        /// Adds the line at `range` of `bytes`, the chunk of the line before or a new one.
+        mutating func append(_ range: Range<Int>, of bytes: [UInt8], number: Int) {
+            let same = chunks.last.map { last in
+                last.withUnsafeBufferPointer { $0.baseAddress } == bytes.withUnsafeBufferPointer { $0.baseAddress }
+            }
+            if same != true { chunks.append(bytes) }
+            lines.append((chunks.count - 1, range, number))
+        }
     }
 
-    struct Batch<Value: Sendable>: Sendable {
-        var values: [(Value, Int)] = []
+    struct Batch<Output: Sendable>: Sendable {
+        var output: Output
+        /// The numbers of the lines decoded into `output`, in order.
+        var numbers: [Int] = []
         var bytesRead = 0
         var failure: ToolError?
     }
@@ -106,10 +152,10 @@ enum DecodedLines {
 /// Batches between the reading thread, the decoding threads and the caller: read batches are
 /// numbered, decoded in any order, and taken in the order of their numbers. At most `capacity`
 /// batches are read and not yet taken.
-private final class BatchQueue<Value: Sendable>: @unchecked Sendable {
+private final class BatchQueue<Output: Sendable>: @unchecked Sendable {
     // (Unchecked: every stored property is read and written under `condition` only.)
     private var read: [(position: Int, lines: DecodedLines.Lines)] = []
-    private var decoded: [Int: DecodedLines.Batch<Value>] = [:]
+    private var decoded: [Int: DecodedLines.Batch<Output>] = [:]
     private var nextPosition = 0
     private var nextTaken = 0
     private var finished = false
@@ -158,13 +204,13 @@ private final class BatchQueue<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    func decoded(_ batch: DecodedLines.Batch<Value>, at position: Int) {
+    func decoded(_ batch: DecodedLines.Batch<Output>, at position: Int) {
         locked { decoded[position] = batch }
     }
 
     /// The next decoded batch in the order they were read, waiting for it; `nil` when the reading
     /// finished and all were taken.
-    func take() -> DecodedLines.Batch<Value>? {
+    func take() -> DecodedLines.Batch<Output>? {
         locked {
             while true {
                 if let batch = decoded.removeValue(forKey: nextTaken) {

@@ -20,6 +20,17 @@ enum InputReader {
         path: String, progress: (Int) -> Void = { _ in },
         _ body: (ArraySlice<UInt8>, Int) throws(ToolError) -> Void
     ) throws(ToolError) {
+        try forEachLine(path: path, progress: progress) { (bytes, line, number) throws(ToolError) in try body(bytes[line], number) }
+    }
+
+    /// Calls `body` with each non-blank line of `path` (`-` for stdin) as the bytes it is in (the
+    /// chunk read, or, for a line split between two chunks, the two halves joined), its range
+    /// there, and its 1-based number: a caller that keeps many lines keeps one array per chunk,
+    /// not a slice (and a reference count) per line.
+    static func forEachLine(
+        path: String, progress: (Int) -> Void = { _ in },
+        _ body: ([UInt8], Range<Int>, Int) throws(ToolError) -> Void
+    ) throws(ToolError) {
         var partial: [UInt8] = []
         var number = 0
         try read(path: path) { chunk, total throws(ToolError) in
@@ -27,11 +38,11 @@ enum InputReader {
             while let newline = Self.newline(in: chunk, from: start) {
                 number += 1
                 if partial.isEmpty {
-                    try emit(chunk[start..<newline], number, body)
+                    try emit(chunk, start..<newline, number, body)
                 } else {
                     partial.append(contentsOf: chunk[start..<newline])
-                    try emit(partial[...], number, body)
-                    partial.removeAll(keepingCapacity: true)
+                    try emit(partial, partial.indices, number, body)
+                    partial = []
                 }
                 start = newline + 1
             }
@@ -39,7 +50,7 @@ enum InputReader {
             progress(total)
         }
         if !partial.isEmpty {
-            try emit(partial[...], number + 1, body)
+            try emit(partial, partial.indices, number + 1, body)
         }
     }
 
@@ -55,10 +66,12 @@ enum InputReader {
     }
 
     private static func emit(
-        _ line: ArraySlice<UInt8>, _ number: Int, _ body: (ArraySlice<UInt8>, Int) throws(ToolError) -> Void
+        _ bytes: [UInt8], _ line: Range<Int>, _ number: Int, _ body: ([UInt8], Range<Int>, Int) throws(ToolError) -> Void
     ) throws(ToolError) {
-        let blank = line.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
-        if !blank { try body(line, number) }
+        let blank = bytes.withUnsafeBufferPointer { buffer in
+            buffer[line].allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
+        }
+        if !blank { try body(bytes, line, number) }
     }
 
     /// Parses JSON, or says where it is wrong.

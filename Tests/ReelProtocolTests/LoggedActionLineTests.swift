@@ -22,10 +22,29 @@ struct LoggedActionLineTests {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Fails unless the fast path answers `nil` or exactly what the general path answers.
+    /// The line read with its payload written as the log's binary encoding, the envelope given
+    /// the payload that encoding holds.
+    static func encoding(_ line: String) -> (envelope: ActionEnvelope, payload: [UInt8])? {
+        guard let (envelope, payload) = Array(line.utf8).withUnsafeBytes({ LoggedActionLine.readEncodingPayload($0) }) else {
+            return nil
+        }
+        #expect(envelope.payload == .null)
+        var read = envelope
+        read.action.payload = (try? JSONValue(binary: payload)) ?? "not a payload"
+        return (read, payload)
+    }
+
+    /// Fails unless the fast paths answer `nil` or exactly what the general path answers.
     static func expectAgreement(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        guard let fast = fast(line) else { return }
-        #expect(general(line) == fast, "\(line)", sourceLocation: sourceLocation)
+        if let fast = fast(line) {
+            #expect(general(line) == fast, "\(line)", sourceLocation: sourceLocation)
+        }
+        if let (envelope, payload) = encoding(line) {
+            let general = general(line)
+            #expect(general == envelope, "\(line)", sourceLocation: sourceLocation)
+            #expect(general?.payload.binaryEncoded() == payload, "\(line)", sourceLocation: sourceLocation)
+        }
+        #expect((fast(line) == nil) == (encoding(line) == nil), "\(line)", sourceLocation: sourceLocation)
     }
 
     static let envelopes = [
@@ -51,6 +70,9 @@ struct LoggedActionLineTests {
         let line = Self.written(envelope)
         #expect(Self.fast(line) == envelope)
         #expect(Self.general(line) == envelope)
+        let encoding = try #require(Self.encoding(line))
+        #expect(encoding.envelope == envelope)
+        #expect(encoding.payload == envelope.payload.binaryEncoded())
     }
 
     @Test(arguments: [
@@ -65,6 +87,7 @@ struct LoggedActionLineTests {
     func readsPlainLinesAsTheGeneralPathDoes(line: String) throws {
         let fast = try #require(Self.fast(line))
         #expect(fast == Self.general(line))
+        Self.expectAgreement(line)
     }
 
     @Test(arguments: [
@@ -94,6 +117,7 @@ struct LoggedActionLineTests {
     ])
     func leavesEverythingElseToTheGeneralPath(line: String) {
         #expect(Self.fast(line) == nil)
+        #expect(Self.encoding(line) == nil)
     }
 
     @Test func refusesWhatNestsDeeperThanTheLimitAsTheGeneralPathDoes() throws {

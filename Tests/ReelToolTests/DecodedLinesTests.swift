@@ -18,7 +18,7 @@ struct DecodedLinesTests {
     /// A decode that takes longer for some batches than others, so that decoders finish out of
     /// order. (The sleep waits for nothing: it only makes those batches slower, which is what the
     /// test needs; a busy machine shuffles them further, which is fine.)
-    static let decode = { @Sendable (line: ArraySlice<UInt8>, number: Int) throws(ToolError) -> String in
+    static let decode = { @Sendable (line: UnsafeRawBufferPointer, number: Int) throws(ToolError) -> String in
         if number % (DecodedLines.batchLines * 3) < 64 { usleep(50) }
         return String(decoding: line, as: UTF8.self)
     }
@@ -42,7 +42,7 @@ struct DecodedLinesTests {
         let directory = try TemporaryDirectory()
         let bad = DecodedLines.batchLines * 4 + 100
         let path = try Self.file(lines: DecodedLines.batchLines * 8, in: directory)
-        let decode = { @Sendable (line: ArraySlice<UInt8>, number: Int) throws(ToolError) -> Int in
+        let decode = { @Sendable (line: UnsafeRawBufferPointer, number: Int) throws(ToolError) -> Int in
             if number == bad { throw ToolError("line \(number) is bad") }
             return number
         }
@@ -59,7 +59,7 @@ struct DecodedLinesTests {
         let directory = try TemporaryDirectory()
         let path = try Self.file(lines: DecodedLines.batchLines * 40, in: directory)
         let decoded = Atomic(0)
-        let decode = { @Sendable (line: ArraySlice<UInt8>, number: Int) throws(ToolError) -> Int in
+        let decode = { @Sendable (line: UnsafeRawBufferPointer, number: Int) throws(ToolError) -> Int in
             decoded.add(1, ordering: .relaxed)
             return number
         }

@@ -22,8 +22,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// general path reads the same.
     case request
     /// The JSON parser: anything it accepts serializes and parses back to the same value, and
-    /// survives the binary encoding; and what the fast read of an exported action
-    /// (``LoggedActionLine``) accepts, the general path reads the same.
+    /// survives the binary encoding; what the fast read of an exported action
+    /// (``LoggedActionLine``) accepts, the general path reads the same; and what the transcoding
+    /// to the binary encoding (``JSONShapeReader/readBinaryValue()``) accepts, it writes as the
+    /// parsed value's encoding.
     case json
     /// JSON Patch: a document and a patch (separated by the first newline); applying is atomic.
     case patch
@@ -112,6 +114,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             // The fast read of an exported action must read what the general path reads.
             let general = value.flatMap { try? ActionEnvelope(wire: $0) }
             require(general == fast, "the fast path read \(fast) where the general path read \(String(describing: general))")
+        }
+        if let (envelope, payload) = LoggedActionLine.readEncodingPayload(input) {
+            let general = value.flatMap { try? ActionEnvelope(wire: $0) }
+            require(general.map { $0.payload.binaryEncoded() } == payload, "the payload transcoded is not the general path's encoding")
+            var read = envelope
+            read.action.payload = general?.payload ?? .null
+            require(general == read, "the transcoding read \(envelope) where the general path read \(String(describing: general))")
+        }
+        let transcoded = JSONShapeReader.read(input) { reader -> [UInt8]? in
+            guard let bytes = reader.readBinaryValue(), reader.isAtEnd() else { return nil }
+            return bytes
+        }
+        if let transcoded {
+            require(value?.binaryEncoded() == transcoded, "the transcoding of a document is not its value's encoding")
         }
         guard let value else { return }
         let text = value.jsonString
