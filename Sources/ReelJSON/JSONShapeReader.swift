@@ -25,15 +25,24 @@ public struct JSONShapeReader {
     ///   - bytes: The UTF-8 text of the document. Only read during the call.
     ///   - maxDepth: As ``JSONValue/init(parsing:maxDepth:)``'s.
     ///   - body: Reads the document; it should end with ``isAtEnd``.
+    // (Inlinable, as `readPlainString`: called unspecialized from another module, a generic
+    // `Result` looked its metadata up at every line `reel import` read.)
+    @inlinable
     public static func read<Result>(
         _ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512, _ body: (inout JSONShapeReader) -> Result?
     ) -> Result? {
+        guard var reader = reader(bytes, maxDepth: maxDepth) else { return nil }
+        return body(&reader)
+    }
+
+    /// A reader at the start of `bytes`, or `nil` for empty input.
+    @usableFromInline
+    static func reader(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) -> JSONShapeReader? {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
-        var reader = JSONShapeReader(
+        return JSONShapeReader(
             parser: JSONParser(base: base.assumingMemoryBound(to: UInt8.self), count: bytes.count, maxDepth: maxDepth),
             maxDepth: maxDepth
         )
-        return body(&reader)
     }
 
     /// Whether only whitespace is left.
@@ -119,10 +128,17 @@ public struct JSONShapeReader {
     /// bytes (without the quotes) to `body`; `nil` for any other value, or when `body` answers
     /// `nil`. For a value read as something else than a string (a time, a number in text), without
     /// making the `String` first.
+    @inlinable
     public mutating func readPlainString<Result>(_ body: (UnsafeRawBufferPointer) -> Result?) -> Result? {
-        parser.skipWhitespace()
-        guard let text = readPlainText() else { return nil }
+        guard let text = readPlainStringBytes() else { return nil }
         return body(text)
+    }
+
+    /// ``readPlainString(_:)``'s bytes.
+    @usableFromInline
+    mutating func readPlainStringBytes() -> UnsafeRawBufferPointer? {
+        parser.skipWhitespace()
+        return readPlainText()
     }
 
     /// Whether a key's bytes are `name`.

@@ -5,6 +5,9 @@ import Testing
 /// comes out byte for byte as the parsed value's encoding (``JSONValue/binaryEncoded()``), for
 /// every document it takes; and it takes the plain ones.
 struct JSONBinaryTranscodingTests {
+    /// SplitMix64: the same documents for the same seed.
+    typealias Random = JSONChangeRecorderTests.Random
+
     /// The transcoding of the whole of `text`, or `nil` when it leaves it to the ordinary way.
     static func transcoded(_ text: String, maxDepth: Int = 512) -> [UInt8]? {
         Array(text.utf8).withUnsafeBytes { bytes in
@@ -89,7 +92,7 @@ struct JSONBinaryTranscodingTests {
     /// Random documents, plain and not, in any key order and spacing: whatever is taken is the
     /// parsed value's encoding, and most plain ones are taken.
     @Test func agreesWithTheOrdinaryWayOnRandomDocuments() throws {
-        var generator = SplitMix(seed: 31)
+        var generator = Random(state: 31)
         var taken = 0
         for _ in 0..<3_000 {
             let text = Self.randomDocument(depth: 0, using: &generator)
@@ -105,7 +108,7 @@ struct JSONBinaryTranscodingTests {
         #expect(taken > 1_000)
     }
 
-    static func randomDocument(depth: Int, using generator: inout SplitMix) -> String {
+    static func randomDocument(depth: Int, using generator: inout Random) -> String {
         let space = [" ", "", "", "\n"][Int.random(in: 0..<4, using: &generator)]
         switch Int.random(in: 0..<(depth > 3 ? 6 : 9), using: &generator) {
         case 0: return "null"
@@ -125,22 +128,5 @@ struct JSONBinaryTranscodingTests {
             }
             return "{" + members.joined(separator: ",") + space + "}"
         }
-    }
-}
-
-/// A deterministic generator (SplitMix64), so that a failure repeats.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
