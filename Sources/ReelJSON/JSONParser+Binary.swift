@@ -12,23 +12,24 @@
 // canonical order.
 
 extension JSONParser {
-    /// The binary encoding of the plain value at `index` (see above), `index` moved past it; `nil`,
-    /// with `index` wherever it stopped, for anything else. `depth` counts the arrays and objects
-    /// around the value, as ``parseValue(depth:)``'s.
-    mutating func transcodePlainValue(depth: Int) -> [UInt8]? {
+    /// Appends the binary encoding of the plain value at `index` (see above) to `bytes`, `index`
+    /// moved past it: `true`. `false`, with `bytes` as it was and `index` wherever it stopped, for
+    /// anything else. `depth` counts the arrays and objects around the value, as
+    /// ``parseValue(depth:)``'s.
+    mutating func transcodePlainValue(depth: Int, into bytes: inout [UInt8]) -> Bool {
         // A plain value's encoding is never longer than twice its text (a one-digit integer and
         // its comma: two bytes of each), and the value is within what is left of the text.
+        let start = bytes.count
         let capacity = 2 * (count - index) + 16
-        var bytes = [UInt8](repeating: 0, count: capacity)
+        bytes.append(contentsOf: repeatElement(0, count: capacity))
         let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int? in
-            var output = BinaryOutput(start: buffer.baseAddress!)
+            var output = BinaryOutput(start: buffer.baseAddress! + start)
             guard writePlainValue(depth: depth, into: &output) else { return nil }
             precondition(output.count <= capacity, "a plain value's encoding outgrew its bound")
             return output.count
         }
-        guard let written else { return nil }
-        bytes.removeLast(capacity - written)
-        return bytes
+        bytes.removeLast(capacity - (written ?? 0))
+        return written != nil
     }
 
     private mutating func writePlainValue(depth: Int, into output: inout BinaryOutput) -> Bool {

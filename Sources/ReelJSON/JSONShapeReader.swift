@@ -112,16 +112,16 @@ public struct JSONShapeReader {
     /// Reads the value at the cursor straight into Reel's binary encoding, as
     /// ``BinaryWriter/writeJSON(_:)`` writes what ``readValue()`` reads, when it is plain (`null`,
     /// booleans, integers, strings of printable ASCII without escapes, and arrays and objects of
-    /// those without a repeated key); `nil` for anything else, the cursor left where it was, for
-    /// the caller to ``readValue()`` it.
-    public mutating func readBinaryValue() -> [UInt8]? {
+    /// those without a repeated key), appending it to `bytes`: `true`. `false` for anything else,
+    /// `bytes` and the cursor left as they were, for the caller to ``readValue()`` it.
+    public mutating func readBinaryValue(into bytes: inout [UInt8]) -> Bool {
         parser.skipWhitespace()
         let start = parser.index
-        guard let bytes = parser.transcodePlainValue(depth: depth) else {
+        guard parser.transcodePlainValue(depth: depth, into: &bytes) else {
             parser.index = start
-            return nil
+            return false
         }
-        return bytes
+        return true
     }
 
     /// Reads the string at the cursor when it is printable ASCII without escapes, and passes its

@@ -20,39 +20,46 @@ public enum LoggedActionLine {
     ///   - line: One exported action (a trailing newline is whitespace).
     ///   - maxDepth: As ``JSONValue/init(parsing:maxDepth:)``'s.
     public static func read(_ line: UnsafeRawBufferPointer, maxDepth: Int = 512) -> ActionEnvelope? {
-        guard let read = read(line, maxDepth: maxDepth, payload: { reader in reader.readValue() }) else { return nil }
-        var envelope = read.envelope
-        envelope.action.payload = read.payload ?? .null
+        var payload: JSONValue?
+        let read = read(line, maxDepth: maxDepth) { reader in
+            payload = reader.readValue()
+            return payload != nil
+        }
+        guard var envelope = read else { return nil }
+        envelope.action.payload = payload ?? .null
         return envelope
     }
 
-    /// The action on `line` with its payload in Reel's binary encoding, as the log stores it
-    /// (``BinaryWriter/writeJSON(_:)``), and the envelope's payload left `null`: a plain payload
-    /// (``JSONShapeReader/readBinaryValue()``) never becomes a tree of values. `nil` for any line
-    /// but the plain form, as ``read(_:maxDepth:)``.
-    public static func readEncodingPayload(
-        _ line: UnsafeRawBufferPointer, maxDepth: Int = 512
-    ) -> (envelope: ActionEnvelope, payload: [UInt8])? {
-        guard
-            let read = read(line, maxDepth: maxDepth, payload: { reader -> [UInt8]? in
-                if let bytes = reader.readBinaryValue() { return bytes }
-                return reader.readValue()?.binaryEncoded()
-            })
-        else { return nil }
-        return (read.envelope, read.payload ?? JSONValue.null.binaryEncoded())
+    /// The action on `line`, its payload written into `payload` in Reel's binary encoding, as
+    /// the log stores it (``BinaryWriter/writeJSON(_:)``), and the envelope's payload left `null`:
+    /// a plain payload (``JSONShapeReader/readBinaryValue(into:)``) never becomes a tree of
+    /// values. `nil` for any line but the plain form, as ``read(_:maxDepth:)``; `payload` is
+    /// replaced either way (a buffer reused from line to line allocates only when it grows).
+    public static func read(_ line: UnsafeRawBufferPointer, maxDepth: Int = 512, encodingPayloadInto payload: inout [UInt8]) -> ActionEnvelope? {
+        payload.removeAll(keepingCapacity: true)
+        var found = false
+        let read = read(line, maxDepth: maxDepth) { reader in
+            // (A repeated `payload` is refused before its value is read.)
+            found = true
+            if reader.readBinaryValue(into: &payload) { return true }
+            guard let value = reader.readValue() else { return false }
+            payload = value.binaryEncoded()
+            return true
+        }
+        if read != nil, !found { payload = JSONValue.null.binaryEncoded() }
+        return read
     }
 
-    /// The line read with `payload` reading the payload's value; the envelope's payload `null`.
-    /// (Inlined into both callers: unspecialized, its generic tuples and optionals looked their
-    /// metadata up at every line, a tenth of a decoding thread's time.)
-    @inline(__always)
-    private static func read<Payload>(
-        _ line: UnsafeRawBufferPointer, maxDepth: Int, payload readPayload: (inout JSONShapeReader) -> Payload?
-    ) -> (envelope: ActionEnvelope, payload: Payload?)? {
-        JSONShapeReader.read(line, maxDepth: maxDepth) { reader in
+    /// The line read with `readPayload` reading the payload's value (answering `false` to refuse
+    /// the line); the envelope's payload `null`. Not generic: a generic result (a tuple with an
+    /// optional payload) looked its metadata up at every line.
+    private static func read(
+        _ line: UnsafeRawBufferPointer, maxDepth: Int, payload readPayload: (inout JSONShapeReader) -> Bool
+    ) -> ActionEnvelope? {
+        JSONShapeReader.read(line, maxDepth: maxDepth) { reader -> ActionEnvelope? in
             var seq: Int64?
             var type: String?
-            var payload: Payload?
+            var payloadRead = false
             var time: Timestamp?
             var peer: Peer?
             var meta: JSONValue?
@@ -65,8 +72,8 @@ public enum LoggedActionLine {
                     guard type == nil, case .string(let name)? = reader.readValue(), !name.isEmpty else { return false }
                     type = name
                 } else if JSONShapeReader.key(key, is: "payload") {
-                    guard payload == nil, let value = readPayload(&reader) else { return false }
-                    payload = value
+                    guard !payloadRead, readPayload(&reader) else { return false }
+                    payloadRead = true
                 } else if JSONShapeReader.key(key, is: "time") {
                     guard time == nil, let value = reader.readPlainString({ Timestamp(rfc3339: $0) }) else { return false }
                     time = value
@@ -93,7 +100,7 @@ public enum LoggedActionLine {
             // Checked as the general path checks it, which words the refusal.
             let checked: ActionMeta?
             do { checked = try ActionMeta(wire: meta, seq: seq) } catch { return nil }
-            return (ActionEnvelope(seq: UInt64(seq), action: Action(type: type, version: stated), time: time, peer: peer, meta: checked), payload)
+            return ActionEnvelope(seq: UInt64(seq), action: Action(type: type, version: stated), time: time, peer: peer, meta: checked)
         }
     }
 

@@ -15,6 +15,8 @@ public struct EncodedActions: Sendable {
     private(set) var bytes: [UInt8] = []
     /// Each record's seq and where it ends in ``bytes``.
     private var records: [(seq: UInt64, end: Int)] = []
+    /// Where ``append(reading:)`` has a payload written.
+    private var payloadBuffer: [UInt8] = []
 
     public init() {}
 
@@ -30,13 +32,16 @@ public struct EncodedActions: Sendable {
         records.append((envelope.seq, bytes.count))
     }
 
-    /// Appends `envelope` with `payload` in place of its payload: the payload in Reel's binary
-    /// encoding (``ReelProtocol/LoggedActionLine/readEncodingPayload(_:maxDepth:)``).
-    public mutating func append(_ envelope: ActionEnvelope, binaryPayload payload: [UInt8]) {
-        var envelope = envelope
+    /// Appends the action `read` reads, which writes its payload in Reel's binary encoding into
+    /// the buffer it is given (``ReelProtocol/LoggedActionLine/read(_:maxDepth:encodingPayloadInto:)``):
+    /// `true`. `false`, nothing appended, when `read` answers `nil`. (The buffer is kept from one
+    /// action to the next: one allocation per batch, not per payload.)
+    public mutating func append(reading read: (inout [UInt8]) -> ActionEnvelope?) -> Bool {
+        guard var envelope = read(&payloadBuffer) else { return false }
         envelope.idempotencyKey = nil
-        payload.withUnsafeBytes { EnvelopeCodec.append(envelope, binaryPayload: $0, to: &bytes) }
+        payloadBuffer.withUnsafeBytes { EnvelopeCodec.append(envelope, binaryPayload: $0, to: &bytes) }
         records.append((envelope.seq, bytes.count))
+        return true
     }
 
     /// The seq of the action at `index` and its record's place in ``bytes``.

@@ -91,10 +91,7 @@ struct ImportCommand: AsyncParsableCommand {
             // The plain form the export writes, read without building the line's objects (its
             // payload written straight into the record's encoding); any other line goes the
             // general way, which reads it or says what is wrong.
-            if let (envelope, payload) = LoggedActionLine.readEncodingPayload(line) {
-                actions.append(envelope, binaryPayload: payload)
-                return
-            }
+            if actions.append(reading: { payload in LoggedActionLine.read(line, encodingPayloadInto: &payload) }) { return }
             let json = try InputReader.json(line, what: "line \(number) of \(source)")
             do throws(RPCError) {
                 actions.append(try ActionEnvelope(wire: json))

@@ -1,7 +1,7 @@
 import ReelJSON
 import Testing
 
-/// JSON text written straight as the binary encoding (``JSONShapeReader/readBinaryValue()``)
+/// JSON text written straight as the binary encoding (``JSONShapeReader/readBinaryValue(into:)``)
 /// comes out byte for byte as the parsed value's encoding (``JSONValue/binaryEncoded()``), for
 /// every document it takes; and it takes the plain ones.
 struct JSONBinaryTranscodingTests {
@@ -12,8 +12,10 @@ struct JSONBinaryTranscodingTests {
     static func transcoded(_ text: String, maxDepth: Int = 512) -> [UInt8]? {
         Array(text.utf8).withUnsafeBytes { bytes in
             JSONShapeReader.read(bytes, maxDepth: maxDepth) { reader -> [UInt8]? in
-                guard let encoded = reader.readBinaryValue(), reader.isAtEnd() else { return nil }
-                return encoded
+                // Appended after what the buffer holds, which stays as it was.
+                var encoded: [UInt8] = [0xAA]
+                guard reader.readBinaryValue(into: &encoded), reader.isAtEnd(), encoded.first == 0xAA else { return nil }
+                return Array(encoded.dropFirst())
             }
         }
     }
@@ -74,10 +76,12 @@ struct JSONBinaryTranscodingTests {
                 var b: [UInt8]?
                 let object = reader.readObject { reader, key in
                     if JSONShapeReader.key(key, is: "a") {
-                        guard reader.readBinaryValue() == nil else { return false }
+                        var declined: [UInt8] = [1, 2]
+                        guard !reader.readBinaryValue(into: &declined), declined == [1, 2] else { return false }
                         a = reader.readValue()
                     } else {
-                        b = reader.readBinaryValue()
+                        var encoded: [UInt8] = []
+                        b = reader.readBinaryValue(into: &encoded) ? encoded : nil
                     }
                     return true
                 }

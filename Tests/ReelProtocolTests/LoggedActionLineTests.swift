@@ -25,7 +25,9 @@ struct LoggedActionLineTests {
     /// The line read with its payload written as the log's binary encoding, the envelope given
     /// the payload that encoding holds.
     static func encoding(_ line: String) -> (envelope: ActionEnvelope, payload: [UInt8])? {
-        guard let (envelope, payload) = Array(line.utf8).withUnsafeBytes({ LoggedActionLine.readEncodingPayload($0) }) else {
+        // A buffer that held another payload before: it is replaced.
+        var payload: [UInt8] = [9, 9, 9]
+        guard let envelope = Array(line.utf8).withUnsafeBytes({ LoggedActionLine.read($0, encodingPayloadInto: &payload) }) else {
             return nil
         }
         #expect(envelope.payload == .null)

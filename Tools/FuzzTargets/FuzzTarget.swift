@@ -24,7 +24,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// The JSON parser: anything it accepts serializes and parses back to the same value, and
     /// survives the binary encoding; what the fast read of an exported action
     /// (``LoggedActionLine``) accepts, the general path reads the same; and what the transcoding
-    /// to the binary encoding (``JSONShapeReader/readBinaryValue()``) accepts, it writes as the
+    /// to the binary encoding (``JSONShapeReader/readBinaryValue(into:)``) accepts, it writes as the
     /// parsed value's encoding.
     case json
     /// JSON Patch: a document and a patch (separated by the first newline); applying is atomic.
@@ -115,7 +115,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             let general = value.flatMap { try? ActionEnvelope(wire: $0) }
             require(general == fast, "the fast path read \(fast) where the general path read \(String(describing: general))")
         }
-        if let (envelope, payload) = LoggedActionLine.readEncodingPayload(input) {
+        var payload: [UInt8] = []
+        if let envelope = LoggedActionLine.read(input, encodingPayloadInto: &payload) {
             let general = value.flatMap { try? ActionEnvelope(wire: $0) }
             require(general.map { $0.payload.binaryEncoded() } == payload, "the payload transcoded is not the general path's encoding")
             var read = envelope
@@ -123,7 +124,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             require(general == read, "the transcoding read \(envelope) where the general path read \(String(describing: general))")
         }
         let transcoded = JSONShapeReader.read(input) { reader -> [UInt8]? in
-            guard let bytes = reader.readBinaryValue(), reader.isAtEnd() else { return nil }
+            var bytes: [UInt8] = []
+            guard reader.readBinaryValue(into: &bytes), reader.isAtEnd() else { return nil }
             return bytes
         }
         if let transcoded {
