@@ -16,6 +16,11 @@ public enum PreparedStockAction: Sendable, Equatable {
     /// An `increment` at `path`, by `by` (1 when `nil`; the reducer refuses anything but a number).
     case increment(path: JSONPointer, by: JSONValue?)
 
+    /// Whether an action of `type` may be read prepared: a `patch`, `set` or `increment`.
+    public static func mayRead(type: String) -> Bool {
+        type == "patch" || type == "set" || type == "increment"
+    }
+
     /// The action of `type` whose payload `bytes` hold in Reel's binary encoding, when it is a
     /// `patch`, `set` or `increment` of a plain shape (``JSONPatch/init(binary:)``,
     /// ``BinaryPathPayload``); `nil` for anything else.

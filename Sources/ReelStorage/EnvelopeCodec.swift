@@ -217,6 +217,36 @@ extension EnvelopeCodec {
 }
 
 extension EnvelopeCodec {
+    /// The stock action a record holds read prepared (``PreparedStockAction``), without building
+    /// its envelope: for a fold that only applies it (`reel import`, which decodes its records
+    /// again). `nil` unless the record checks and holds a `patch`, `set` or `increment` of the
+    /// first version, without an idempotency key, that reads prepared: the caller then decodes it
+    /// the ordinary way, which says what is wrong if anything is.
+    package static func preparedStockAction(seq: UInt64, from bytes: UnsafeRawBufferPointer) -> PreparedStockAction? {
+        guard bytes.first == recordVersion, let body = RecordChecksum.open(bytes, seed: seq) else { return nil }
+        var reader = BinaryReader(body)
+        do {
+            _ = try reader.readUInt8()
+            _ = try reader.readSignedVarint()
+            _ = try reader.readVarint()
+            _ = try reader.readVarint()
+            _ = try reader.readSignedVarint()
+            let type = try reader.readString()
+            guard PreparedStockAction.mayRead(type: type) else { return nil }
+            let flags = try reader.readUInt8()
+            guard flags & ~(hasMeta | hasExe) == 0 else { return nil }
+            if flags & hasMeta != 0 {
+                let present = try reader.readUInt8()
+                guard present != 0, present >> ActionMeta.Member.allCases.count == 0 else { return nil }
+                for _ in 0..<present.nonzeroBitCount { _ = try reader.readString() }
+            }
+            if flags & hasExe != 0 { _ = try reader.readString() }
+            return PreparedStockAction(type: type, binaryPayload: UnsafeRawBufferPointer(rebasing: body[reader.position...]))
+        } catch {
+            return nil
+        }
+    }
+
     /// The type and version of the action a record holds, read from its header alone (the payload
     /// and the checksum are not looked at: the caller has checked the record, or is about to);
     /// `nil` when the header does not read.

@@ -67,6 +67,14 @@ struct Fold<State: StoreState>: Sendable {
         try apply(prepared.filling(envelope), to: &state, stateAt: stateAt)
     }
 
+    /// Applies `prepared` as the reducers would (``StoreDefinition/applyPrepared``): `true`.
+    /// `false`, with `state` unchanged, when they would refuse it or read nothing prepared: the
+    /// caller then applies its envelope, which says why.
+    func applyPrepared(_ prepared: PreparedStockAction, to state: inout State) -> Bool {
+        guard prepares, let applyPrepared = definition.applyPrepared else { return false }
+        return applyPrepared(&state, prepared)
+    }
+
     /// `envelope` as the reducers read it: its payload upcast from the version it was logged at
     /// to the latest (``ActionVersions``). The same envelope, unchecked, when no type has versions.
     func upcast(_ envelope: ActionEnvelope) throws(ReducerError) -> ActionEnvelope {

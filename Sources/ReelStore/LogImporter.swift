@@ -108,6 +108,13 @@ public final class LogImporter<State: StoreState> {
                     : "seq \(recordSeq) follows seq \(seq): the exported actions must be consecutive"
             )
         }
+        // The commonest actions applied without their envelope (a refusal is worded below).
+        if fold.prepares, let prepared = EnvelopeCodec.preparedStockAction(seq: recordSeq, from: record),
+            fold.applyPrepared(prepared, to: &state)
+        {
+            try queue(record, seq: recordSeq)
+            return nil
+        }
         var prepared: PreparedStockAction?
         let envelope: ActionEnvelope
         do {
@@ -124,6 +131,12 @@ public final class LogImporter<State: StoreState> {
             refusal = StoreError(error.code, "action \(envelope.seq) (\(envelope.type)) is refused by \(timeline.definition.identity): \(error.message)")
             guard keepingRefused, error.code == .rejected || error.code == .unknownActionType else { throw refusal! }
         }
+        try queue(record, seq: recordSeq)
+        return refusal
+    }
+
+    /// Queues the record of the action just folded, and the checkpoint and commit due after it.
+    private func queue(_ record: UnsafeRawBufferPointer, seq recordSeq: UInt64) throws(StoreError) {
         seq = recordSeq
         pendingRecords.append((seq, [UInt8](record)))
         spacing.logged(bytes: record.count)
@@ -131,7 +144,6 @@ public final class LogImporter<State: StoreState> {
             try queueCheckpoint()
         }
         if pendingRecords.count >= Self.actionsPerCommit { try flush() }
-        return refusal
     }
 
     /// Commits the rest and writes a checkpoint at the last seq.

@@ -41,6 +41,45 @@ struct EnvelopeCodecTests {
         }
     }
 
+    /// A stock action read prepared without its envelope is the one the full decoding prepares;
+    /// every record it does not take, the full decoding reads.
+    @Test func aStockActionReadWithoutItsEnvelopeIsTheOneTheDecodingPrepares() throws {
+        func action(_ type: String, _ payload: JSONValue, version: Int? = nil, key: String? = nil, meta: ActionMeta? = nil, exe: String? = nil) -> ActionEnvelope {
+            ActionEnvelope(
+                seq: 9, action: Action(type: type, payload: payload, version: version), time: Timestamp(nanosecondsSince1970: 5),
+                peer: Peer(uid: 1, gid: 2, pid: 3, exe: exe), idempotencyKey: key, meta: meta
+            )
+        }
+        let taken = [
+            action("patch", [["op": "add", "path": "/k1", "value": 1], ["op": "remove", "path": "/k0"]]),
+            action("set", ["path": "/a/b", "value": ["x": [true, nil]]], meta: Self.meta, exe: "/usr/bin/app"),
+            action("increment", ["path": "/n"], exe: "/bin/sh"),
+            action("increment", ["by": 2.5, "path": "/n"], meta: ActionMeta(source: "cron")),
+        ]
+        for envelope in taken {
+            let record = EnvelopeCodec.encode(envelope)
+            let read = record.withUnsafeBytes { EnvelopeCodec.preparedStockAction(seq: 9, from: $0) }
+            var prepared: PreparedStockAction?
+            _ = try record.withUnsafeBytes { try EnvelopeCodec.decode(seq: 9, from: $0, acceptingLegacy: false, preparing: true, into: &prepared) }
+            #expect(read != nil, "\(envelope)")
+            #expect(read == prepared, "\(envelope)")
+        }
+        var damaged = EnvelopeCodec.encode(taken[0])
+        damaged[damaged.count / 2] ^= 0x10
+        let left = [
+            EnvelopeCodec.encode(action("merge", ["a": 1])), EnvelopeCodec.encode(action("@revert", ["to": 1])),
+            EnvelopeCodec.encode(action("set", ["path": "/a", "value": 1], version: 2)),
+            EnvelopeCodec.encode(action("set", ["path": "/a", "value": 1], key: "retry-1")),
+            EnvelopeCodec.encode(action("set", ["path": "a", "value": 1])), EnvelopeCodec.encode(action("patch", [["op": "jump"]])),
+            damaged,
+        ]
+        for record in left {
+            #expect(record.withUnsafeBytes { EnvelopeCodec.preparedStockAction(seq: 9, from: $0) } == nil)
+        }
+        // Under another seq the checksum does not match: damage, never an action.
+        #expect(EnvelopeCodec.encode(taken[0]).withUnsafeBytes { EnvelopeCodec.preparedStockAction(seq: 10, from: $0) } == nil)
+    }
+
     @Test func aMetaTakesOneReferenceInAnEnvelope() {
         #expect(MemoryLayout<ActionMeta?>.size == MemoryLayout<UnsafeRawPointer>.size)
         var meta = Self.meta
