@@ -226,21 +226,11 @@ extension EnvelopeCodec {
         guard bytes.first == recordVersion, let body = RecordChecksum.open(bytes, seed: seq) else { return nil }
         var reader = BinaryReader(body)
         do {
-            _ = try reader.readUInt8()
-            _ = try reader.readSignedVarint()
-            _ = try reader.readVarint()
-            _ = try reader.readVarint()
-            _ = try reader.readSignedVarint()
-            let type = try reader.readString()
+            let type = try readType(&reader)
             guard PreparedStockAction.mayRead(type: type) else { return nil }
             let flags = try reader.readUInt8()
             guard flags & ~(hasMeta | hasExe) == 0 else { return nil }
-            if flags & hasMeta != 0 {
-                let present = try reader.readUInt8()
-                guard present != 0, present >> ActionMeta.Member.allCases.count == 0 else { return nil }
-                for _ in 0..<present.nonzeroBitCount { _ = try reader.readString() }
-            }
-            if flags & hasExe != 0 { _ = try reader.readString() }
+            try skipMetaAndExe(flags: flags, &reader)
             return PreparedStockAction(type: type, binaryPayload: UnsafeRawBufferPointer(rebasing: body[reader.position...]))
         } catch {
             return nil
@@ -253,25 +243,40 @@ extension EnvelopeCodec {
     package static func typeAndVersion(of bytes: UnsafeRawBufferPointer) -> (type: String, version: Int)? {
         var reader = BinaryReader(bytes)
         do {
-            _ = try reader.readUInt8()
-            _ = try reader.readSignedVarint()
-            _ = try reader.readVarint()
-            _ = try reader.readVarint()
-            _ = try reader.readSignedVarint()
-            let type = try reader.readString()
+            let type = try readType(&reader)
             let flags = try reader.readUInt8()
             guard flags & hasVersion != 0 else { return (type, 1) }
             if flags & hasKey != 0 { _ = try reader.readString() }
-            if flags & hasMeta != 0 {
-                let present = try reader.readUInt8()
-                for _ in 0..<present.nonzeroBitCount { _ = try reader.readString() }
-            }
-            if flags & hasExe != 0 { _ = try reader.readString() }
+            try skipMetaAndExe(flags: flags, &reader)
             guard let version = Int(exactly: try reader.readVarint()) else { return nil }
             return (type, version)
         } catch {
             return nil
         }
+    }
+}
+
+extension EnvelopeCodec {
+    /// Reads a record's header up to its type (the version byte, time, uid, gid, pid), and the type.
+    private static func readType(_ reader: inout BinaryReader) throws(JSONError) -> String {
+        _ = try reader.readUInt8()
+        _ = try reader.readSignedVarint()
+        _ = try reader.readVarint()
+        _ = try reader.readVarint()
+        _ = try reader.readSignedVarint()
+        return try reader.readString()
+    }
+
+    /// Reads past the meta and the exe that `flags` say follow (after the key, if any).
+    private static func skipMetaAndExe(flags: UInt8, _ reader: inout BinaryReader) throws(JSONError) {
+        if flags & hasMeta != 0 {
+            let present = try reader.readUInt8()
+            guard present != 0, present >> ActionMeta.Member.allCases.count == 0 else {
+                throw JSONError(.corruptBinary, "unknown meta members \(present)")
+            }
+            for _ in 0..<present.nonzeroBitCount { _ = try reader.readString() }
+        }
+        if flags & hasExe != 0 { _ = try reader.readString() }
     }
 }
 
