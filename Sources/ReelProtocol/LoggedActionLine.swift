@@ -52,7 +52,9 @@ public enum LoggedActionLine {
 
     /// The line read with `readPayload` reading the payload's value (answering `false` to refuse
     /// the line); the envelope's payload `null`. Not generic: a generic result (a tuple with an
-    /// optional payload) looked its metadata up at every line.
+    /// optional payload) looked its metadata up at every line. Inlined into both callers, with
+    /// their payload's reading.
+    @inline(__always)
     private static func read(
         _ line: UnsafeRawBufferPointer, maxDepth: Int, payload readPayload: (inout JSONShapeReader) -> Bool
     ) -> ActionEnvelope? {

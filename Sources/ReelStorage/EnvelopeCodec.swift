@@ -32,15 +32,25 @@ package enum EnvelopeCodec {
     static let knownFlags: UInt8 = hasKey | hasMeta | hasExe | hasVersion
 
     package static func encode(_ envelope: ActionEnvelope) -> [UInt8] {
-        var record: [UInt8] = []
-        append(envelope, to: &record)
+        // Sized exactly first, then written through a pointer into one allocation with room for
+        // the checksum sealed on at the end. (Filled with zeros first:
+        // `Array(unsafeUninitializedCapacity:)` looks the array's generic metadata up at every
+        // call, which took longer than the filling.)
+        let header = RecordHeader(envelope, payloadSize: BinaryWriter.encodedSize(of: envelope.action.payload))
+        var record = [UInt8](repeating: 0, count: header.recordSize)
+        record.withUnsafeMutableBufferPointer { buffer in
+            write(envelope, header, at: buffer.baseAddress!) { $0.writeJSON(envelope.action.payload) }
+        }
         return record
     }
 
     /// Appends `envelope`'s record to `bytes` (records back to back, as `reel import` batches them).
     package static func append(_ envelope: ActionEnvelope, to bytes: inout [UInt8]) {
-        append(envelope, payloadSize: BinaryWriter.encodedSize(of: envelope.action.payload), to: &bytes) { cursor in
-            cursor.writeJSON(envelope.action.payload)
+        let header = RecordHeader(envelope, payloadSize: BinaryWriter.encodedSize(of: envelope.action.payload))
+        let offset = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: header.recordSize))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            write(envelope, header, at: buffer.baseAddress! + offset) { $0.writeJSON(envelope.action.payload) }
         }
     }
 
@@ -48,72 +58,84 @@ package enum EnvelopeCodec {
     /// binary encoding as ``BinaryWriter/writeJSON(_:)`` writes it (`reel import`'s lines,
     /// transcoded without a tree of values).
     package static func append(_ envelope: ActionEnvelope, binaryPayload payload: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        append(envelope, payloadSize: payload.count, to: &bytes) { cursor in
-            cursor.writeBytes(payload)
+        let header = RecordHeader(envelope, payloadSize: payload.count)
+        let offset = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: header.recordSize))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            write(envelope, header, at: buffer.baseAddress! + offset) { $0.writeBytes(payload) }
         }
     }
 
-    private static func append(
-        _ envelope: ActionEnvelope, payloadSize: Int, to bytes: inout [UInt8], writePayload: (inout BinaryCursor) -> Void
-    ) {
-        // Sized exactly first, then written through a pointer into memory of that size with room
-        // for the checksum sealed on at the end.
-        let meta = envelope.meta.flatMap { $0.isEmpty ? nil : $0 }
-        let version = envelope.version
-        let time = BinaryWriter.zigzag(envelope.time.nanosecondsSince1970)
-        let pid = BinaryWriter.zigzag(Int64(envelope.peer.pid))
-        var size = 2 + BinaryWriter.varintSize(time) + BinaryWriter.varintSize(UInt64(envelope.peer.uid))
-            + BinaryWriter.varintSize(UInt64(envelope.peer.gid)) + BinaryWriter.varintSize(pid)
-            + BinaryWriter.stringSize(envelope.action.type) + payloadSize
-        var flags: UInt8 = 0
-        if let key = envelope.idempotencyKey {
-            flags |= hasKey
-            size += BinaryWriter.stringSize(key)
-        }
-        if let meta {
-            flags |= hasMeta
-            size += meta.members.reduce(1) { $0 + BinaryWriter.stringSize($1.value) }
-        }
-        if let exe = envelope.peer.exe {
-            flags |= hasExe
-            size += BinaryWriter.stringSize(exe)
-        }
-        if version != 1 {
-            flags |= hasVersion
-            size += BinaryWriter.varintSize(UInt64(clamping: version))
-        }
-        // (Filled with zeros first: `Array(unsafeUninitializedCapacity:)` looks the array's
-        // generic metadata up at every call, which took longer than the filling.)
-        let offset = bytes.count
-        if bytes.isEmpty {
-            bytes = [UInt8](repeating: 0, count: size + RecordChecksum.byteCount)
-        } else {
-            bytes.append(contentsOf: repeatElement(0, count: size + RecordChecksum.byteCount))
-        }
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            let start = buffer.baseAddress! + offset
-            var cursor = BinaryCursor(start)
-            cursor.writeByte(recordVersion)
-            cursor.writeVarint(time)
-            cursor.writeVarint(UInt64(envelope.peer.uid))
-            cursor.writeVarint(UInt64(envelope.peer.gid))
-            cursor.writeVarint(pid)
-            cursor.writeString(envelope.action.type)
-            cursor.writeByte(flags)
-            if let key = envelope.idempotencyKey { cursor.writeString(key) }
-            if let meta {
-                var present: UInt8 = 0
-                for (bit, member) in ActionMeta.Member.allCases.enumerated() where meta[member] != nil { present |= 1 << bit }
-                cursor.writeByte(present)
-                for (_, value) in meta.members { cursor.writeString(value) }
+    /// What a record's header holds beyond the envelope's fields, and the record's size.
+    private struct RecordHeader {
+        let meta: ActionMeta?
+        let version: Int
+        let time: UInt64
+        let pid: UInt64
+        let flags: UInt8
+        /// The record's bytes before the checksum.
+        let size: Int
+
+        var recordSize: Int { size + RecordChecksum.byteCount }
+
+        @inline(__always)
+        init(_ envelope: ActionEnvelope, payloadSize: Int) {
+            meta = envelope.meta.flatMap { $0.isEmpty ? nil : $0 }
+            version = envelope.version
+            time = BinaryWriter.zigzag(envelope.time.nanosecondsSince1970)
+            pid = BinaryWriter.zigzag(Int64(envelope.peer.pid))
+            var size = 2 + BinaryWriter.varintSize(time) + BinaryWriter.varintSize(UInt64(envelope.peer.uid))
+                + BinaryWriter.varintSize(UInt64(envelope.peer.gid)) + BinaryWriter.varintSize(pid)
+                + BinaryWriter.stringSize(envelope.action.type) + payloadSize
+            var flags: UInt8 = 0
+            if let key = envelope.idempotencyKey {
+                flags |= hasKey
+                size += BinaryWriter.stringSize(key)
             }
-            if let exe = envelope.peer.exe { cursor.writeString(exe) }
-            if version != 1 { cursor.writeVarint(UInt64(clamping: version)) }
-            writePayload(&cursor)
-            precondition(cursor.position == start + size, "a record's encoding differs from its size")
-            let sum = RecordChecksum.of(UnsafeRawBufferPointer(start: start, count: size), seed: envelope.seq)
-            withUnsafeBytes(of: sum.littleEndian) { UnsafeMutableRawPointer(start + size).copyMemory(from: $0.baseAddress!, byteCount: RecordChecksum.byteCount) }
+            if let meta {
+                flags |= hasMeta
+                size += meta.members.reduce(1) { $0 + BinaryWriter.stringSize($1.value) }
+            }
+            if let exe = envelope.peer.exe {
+                flags |= hasExe
+                size += BinaryWriter.stringSize(exe)
+            }
+            if version != 1 {
+                flags |= hasVersion
+                size += BinaryWriter.varintSize(UInt64(clamping: version))
+            }
+            self.flags = flags
+            self.size = size
         }
+    }
+
+    /// Writes `envelope`'s record at `start`, which has room for `header.recordSize` bytes.
+    @inline(__always)
+    private static func write(
+        _ envelope: ActionEnvelope, _ header: RecordHeader, at start: UnsafeMutablePointer<UInt8>, writePayload: (inout BinaryCursor) -> Void
+    ) {
+        var cursor = BinaryCursor(start)
+        cursor.writeByte(recordVersion)
+        cursor.writeVarint(header.time)
+        cursor.writeVarint(UInt64(envelope.peer.uid))
+        cursor.writeVarint(UInt64(envelope.peer.gid))
+        cursor.writeVarint(header.pid)
+        cursor.writeString(envelope.action.type)
+        cursor.writeByte(header.flags)
+        if let key = envelope.idempotencyKey { cursor.writeString(key) }
+        if let meta = header.meta {
+            var present: UInt8 = 0
+            for (bit, member) in ActionMeta.Member.allCases.enumerated() where meta[member] != nil { present |= 1 << bit }
+            cursor.writeByte(present)
+            for (_, value) in meta.members { cursor.writeString(value) }
+        }
+        if let exe = envelope.peer.exe { cursor.writeString(exe) }
+        if header.version != 1 { cursor.writeVarint(UInt64(clamping: header.version)) }
+        writePayload(&cursor)
+        let size = header.size
+        precondition(cursor.position == start + size, "a record's encoding differs from its size")
+        let sum = RecordChecksum.of(UnsafeRawBufferPointer(start: start, count: size), seed: envelope.seq)
+        withUnsafeBytes(of: sum.littleEndian) { UnsafeMutableRawPointer(start + size).copyMemory(from: $0.baseAddress!, byteCount: RecordChecksum.byteCount) }
     }
 
     /// Decodes the record stored under `seq`, after checking its checksum.

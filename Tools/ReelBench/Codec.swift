@@ -43,6 +43,18 @@ extension ReelBench {
                     }
                 }
             }
+            try time("an exported line read, its payload encoded") {
+                // As `reel import` reads a line: the payload written into the log's encoding.
+                var payload: [UInt8] = []
+                try lines.withUnsafeBufferPointer { lines in
+                    for index in lines.indices {
+                        guard let envelope = lines[index].withUnsafeBytes({ LoggedActionLine.read($0, encodingPayloadInto: &payload) }) else {
+                            throw CodecBenchError()
+                        }
+                        sink &+= envelope.action.type.utf8.count &+ payload.count
+                    }
+                }
+            }
             try time("its time read") {
                 try times.withUnsafeBufferPointer { times in
                     for index in times.indices {
@@ -93,7 +105,7 @@ extension ReelBench {
             sink &+= preparedState.objectValue?.count ?? 0
         }
         for name in [
-            "an exported line read", "its time read", "its record encoded", "its record decoded", "decoded and folded", "read prepared and folded",
+            "an exported line read", "an exported line read, its payload encoded", "its time read", "its record encoded", "its record decoded", "decoded and folded", "read prepared and folded",
         ] {
             let sorted = timings[name, default: []].sorted()
             let median = String(format: "%.0f", sorted[sorted.count / 2]), fastest = String(format: "%.0f", sorted[0])
