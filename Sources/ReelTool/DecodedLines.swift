@@ -41,7 +41,8 @@ enum DecodedLines {
     /// Calls `body` with each batch of lines of `path` (`-` for stdin) as `decode` wrote them into
     /// one output (made by `makeOutput`), and the numbers of the lines it took, in order;
     /// `progress` with the bytes read so far. What passes between the threads is one output per
-    /// batch: `reel import` writes a batch's records into one buffer.
+    /// batch: `reel import` writes a batch's records into one buffer. `decode` adds a line to the
+    /// output, or throws and leaves it as it was.
     ///
     /// - Parameter decoders: Threads decoding at once; by default ``defaultDecoders``.
     static func forEachBatch<Output: Sendable>(
