@@ -55,10 +55,11 @@ extension JSONParser {
     }
 
     private mutating func literal(_ text: StaticString, _ tag: UInt8, into output: inout BinaryOutput) -> Bool {
-        let length = text.utf8CodeUnitCount
-        guard index + length <= count else { return false }
-        for offset in 0..<length where base[index + offset] != text.utf8Start[offset] { return false }
-        index += length
+        do {
+            try parseLiteral(text)
+        } catch {
+            return false
+        }
         output.byte(tag)
         return true
     }
@@ -168,8 +169,9 @@ extension JSONParser {
         return a.count < b.count
     }
 
-    /// A string of printable ASCII without escapes at `index`, without its quotes.
-    private mutating func plainText() -> UnsafeRawBufferPointer? {
+    /// A string of printable ASCII without escapes at `index`, without its quotes, `index` moved
+    /// past it; `nil` for any other value. (`JSONShapeReader` reads its keys with it too.)
+    mutating func plainText() -> UnsafeRawBufferPointer? {
         guard index < count, base[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
         var end = start

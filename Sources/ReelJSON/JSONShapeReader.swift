@@ -152,18 +152,6 @@ public struct JSONShapeReader {
     /// A string of printable ASCII without escapes at the cursor (a key, or a value read as
     /// bytes), as bytes without the quotes; `nil` for any other.
     private mutating func readPlainText() -> UnsafeRawBufferPointer? {
-        guard parser.index < parser.count, parser.base[parser.index] == UInt8(ascii: "\"") else { return nil }
-        let start = parser.index + 1
-        var end = start
-        while end < parser.count {
-            let byte = parser.base[end]
-            if byte == UInt8(ascii: "\"") {
-                parser.index = end + 1
-                return UnsafeRawBufferPointer(start: parser.base + start, count: end - start)
-            }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
-            end += 1
-        }
-        return nil
+        parser.plainText()
     }
 }

@@ -179,7 +179,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseLiteral(_ literal: StaticString) throws(JSONError) {
+    mutating func parseLiteral(_ literal: StaticString) throws(JSONError) {
         let start = index
         let length = literal.utf8CodeUnitCount
         let text = literal.utf8Start
