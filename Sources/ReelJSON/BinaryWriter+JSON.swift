@@ -48,7 +48,7 @@ extension BinaryWriter {
         let size = Self.encodedSize(of: value)
         let start = bytes.count
         if bytes.capacity < start + size { bytes.reserveCapacity(Swift.max(start + size, 2 * bytes.capacity)) }
-        bytes.append(contentsOf: repeatElement(0, count: size))
+        bytes.appendZeros(size)
         bytes.withUnsafeMutableBufferPointer { buffer in
             var cursor = BinaryCursor(buffer.baseAddress! + start)
             cursor.writeJSON(value)

@@ -21,7 +21,7 @@ extension JSONParser {
         // its comma: two bytes of each), and the value is within what is left of the text.
         let start = bytes.count
         let capacity = 2 * (count - index) + 16
-        bytes.append(contentsOf: repeatElement(0, count: capacity))
+        bytes.appendZeros(capacity)
         let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int? in
             var output = BinaryOutput(start: buffer.baseAddress! + start)
             guard writePlainValue(depth: depth, into: &output) else { return nil }

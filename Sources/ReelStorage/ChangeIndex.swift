@@ -56,8 +56,8 @@ public struct ChangePostings: Sendable {
     public var last: UInt64? { actions.last?.seq }
 
     /// Whether these are the changes of exactly `records`' actions, one each, in order.
-    func covers(_ records: [(seq: UInt64, bytes: [UInt8])]) -> Bool {
-        actions.count == records.count && zip(actions, records).allSatisfy { $0.seq == $1.seq }
+    func covers(_ records: LogRecords) -> Bool {
+        actions.count == records.count && actions.indices.allSatisfy { actions[$0].seq == records.seq(at: $0) }
     }
 
     /// Starts recording the next action of the run.

@@ -45,7 +45,7 @@ extension DataDirectory {
         }
         let encoded = EncodedBatch(batch)
         try checkRoom(for: encoded, journal: journal)
-        let group = JournalGroup(firstSeq: first, records: encoded.records.map(\.bytes), dedup: batch.dedup)
+        let group = JournalGroup(records: encoded.records, dedup: batch.dedup)
         let record = JournalFormat.encode(group)
         let file = journal.file
         if !file.fits(record.count) {
@@ -185,9 +185,7 @@ extension DataDirectory {
         var batch = EncodedBatch()
         for group in groups {
             _ = try decodedEnvelopes(of: group)
-            for (offset, record) in group.records.enumerated() {
-                batch.records.append((seq: group.firstSeq + UInt64(offset), bytes: record))
-            }
+            batch.records.append(contentsOf: group.records)
             batch.append(dedup: group.dedup)
         }
         if !batch.isEmpty { try commit(batch) }
@@ -224,16 +222,12 @@ extension DataDirectory {
     private static func decodedEnvelopes(of group: JournalGroup) throws(StorageError) -> [ActionEnvelope] {
         var envelopes: [ActionEnvelope] = []
         envelopes.reserveCapacity(group.records.count)
-        for (offset, record) in group.records.enumerated() {
-            let seq = group.firstSeq + UInt64(offset)
-            let decoded = record.withUnsafeBytes { bytes in
-                Result { () throws(StorageError) in try EnvelopeCodec.decode(seq: seq, from: bytes) }
+        do {
+            try group.records.forEach { (seq, record) throws(StorageError) in
+                envelopes.append(try EnvelopeCodec.decode(seq: seq, from: record))
             }
-            do {
-                envelopes.append(try decoded.get())
-            } catch {
-                throw StorageError(.corrupt, "the journal is damaged: \(error.message)")
-            }
+        } catch {
+            throw StorageError(.corrupt, "the journal is damaged: \(error.message)")
         }
         return envelopes
     }

@@ -99,7 +99,7 @@ extension DataDirectory {
     /// - Parameter envelopes: The records' actions, when the caller has them decoded (one per
     ///   record, or none): the catalog of types reads them instead of the records' headers.
     package func commit(
-        encodedRecords records: [(seq: UInt64, bytes: [UInt8])], envelopes: [ActionEnvelope] = [], checkpoints: [Checkpoint]
+        encodedRecords records: LogRecords, envelopes: [ActionEnvelope] = [], checkpoints: [Checkpoint]
     ) throws(StorageError) {
         guard !isReadOnly else { throw StorageError(.invalidWrite, "\(path) is open read-only") }
         precondition(envelopes.isEmpty || envelopes.count == records.count, "one action per record, or none")
@@ -140,12 +140,12 @@ extension DataDirectory {
         if batch.envelopes.count == batch.records.count { return batch.envelopes }
         var actions: [ActionEnvelope] = []
         actions.reserveCapacity(batch.records.count)
-        for record in batch.records {
-            let decoded = record.bytes.withUnsafeBytes { bytes in
-                Result { () throws(StorageError) in try EnvelopeCodec.decode(seq: record.seq, from: bytes) }
+        do {
+            try batch.records.forEach { (seq, record) throws(StorageError) in
+                actions.append(try EnvelopeCodec.decode(seq: seq, from: record))
             }
-            guard case .success(let action) = decoded else { return nil }
-            actions.append(action)
+        } catch {
+            return nil
         }
         return actions
     }
@@ -163,14 +163,14 @@ extension DataDirectory {
         let newTypes = types?.additions(in: batch) ?? [:]
         do {
             let written = try env.write { txn in
-                if let first = batch.records.first {
+                if let first = batch.records.firstSeq {
                     let latest = try Self.latestSeq(txn, log, origin: origin)
-                    guard first.seq == latest + 1 else {
-                        throw StorageError(.invalidWrite, "cannot append seq \(first.seq): the log ends at \(latest)")
+                    guard first == latest + 1 else {
+                        throw StorageError(.invalidWrite, "cannot append seq \(first): the log ends at \(latest)")
                     }
                 }
-                for record in batch.records {
-                    try txn.put(record.bytes, forKey: record.seq, in: log, append: true)
+                try batch.records.forEach { seq, record in
+                    try txn.put(record, forKey: seq, in: log, append: true)
                 }
                 for record in batch.dedup {
                     try txn.put(record.value, forKey: record.key, in: dedup)

@@ -48,7 +48,7 @@ package enum EnvelopeCodec {
     package static func append(_ envelope: ActionEnvelope, to bytes: inout [UInt8]) {
         let header = RecordHeader(envelope, payloadSize: BinaryWriter.encodedSize(of: envelope.action.payload))
         let offset = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: header.recordSize))
+        bytes.appendZeros(header.recordSize)
         bytes.withUnsafeMutableBufferPointer { buffer in
             write(envelope, header, at: buffer.baseAddress! + offset) { $0.writeJSON(envelope.action.payload) }
         }
@@ -60,7 +60,7 @@ package enum EnvelopeCodec {
     package static func append(_ envelope: ActionEnvelope, binaryPayload payload: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
         let header = RecordHeader(envelope, payloadSize: payload.count)
         let offset = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: header.recordSize))
+        bytes.appendZeros(header.recordSize)
         bytes.withUnsafeMutableBufferPointer { buffer in
             write(envelope, header, at: buffer.baseAddress! + offset) { $0.writeBytes(payload) }
         }

@@ -3,7 +3,7 @@ import Foundation
 
 /// The bytes one or more commits put into LMDB, encoded ahead of the transaction.
 struct EncodedBatch: Sendable {
-    var records: [(seq: UInt64, bytes: [UInt8])] = []
+    var records = LogRecords()
     /// The actions of `records`, when whoever encoded them still had them decoded (the store's
     /// writer): the change index's feed folds these instead of decoding the records again.
     /// Either empty or one per record.
@@ -20,7 +20,7 @@ struct EncodedBatch: Sendable {
     init() {}
 
     init(_ batch: CommitBatch) {
-        records = batch.envelopes.map { (seq: $0.seq, bytes: EnvelopeCodec.encode($0)) }
+        records.append(contentsOf: batch.envelopes)
         envelopes = batch.envelopes
         changes = batch.changes
         append(dedup: batch.dedup)
@@ -34,11 +34,24 @@ struct EncodedBatch: Sendable {
 
     var isEmpty: Bool { records.isEmpty && dedup.isEmpty && checkpoints.isEmpty }
     /// The size of the action records.
-    var recordBytes: Int { records.reduce(0) { $0 + $1.bytes.count } }
-    var lastSeq: UInt64? { records.last?.seq }
+    var recordBytes: Int { records.byteCount }
+    var lastSeq: UInt64? { records.lastSeq }
     var byteCount: Int {
         recordBytes + dedup.reduce(0) { $0 + $1.key.count + $1.value.count }
             + checkpoints.reduce(0) { $0 + $1.stateBytes.count }
+    }
+
+    /// The batches one after the other, as one: their records copied once into a buffer of their
+    /// whole size.
+    init(merging batches: [EncodedBatch]) {
+        guard batches.count > 1 else {
+            self = batches.first ?? EncodedBatch()
+            return
+        }
+        records.reserveCapacity(
+            bytes: batches.reduce(0) { $0 + $1.records.byteCount }, records: batches.reduce(0) { $0 + $1.records.count }
+        )
+        for batch in batches { append(batch) }
     }
 
     mutating func append(_ other: EncodedBatch) {
@@ -52,7 +65,7 @@ struct EncodedBatch: Sendable {
         } else {
             envelopes.removeAll()
         }
-        records += other.records
+        records.append(contentsOf: other.records)
         dedup += other.dedup
         checkpoints += other.checkpoints
     }
@@ -84,7 +97,9 @@ final class Journal: @unchecked Sendable {
     /// After a failed LMDB commit (a full disk), the applier tries again after this long.
     static let retryDelay: Duration = .milliseconds(100)
 
-    private var pending = EncodedBatch()
+    /// The groups (and checkpoints) waiting for LMDB, in order: merged into one batch by the
+    /// applier, outside the lock (``nextBatch()``), not by the writer as it enqueues each.
+    private var pending: [EncodedBatch] = []
     private var pendingBytes = 0
     /// Bytes of the batch the applier is committing now.
     private var applyingBytes = 0
@@ -240,6 +255,10 @@ final class Journal: @unchecked Sendable {
 
     /// Blocks until a batch should go to LMDB; `nil` when the applier should end.
     func nextBatch() -> EncodedBatch? {
+        nextBatches().map(EncodedBatch.init(merging:))
+    }
+
+    private func nextBatches() -> [EncodedBatch]? {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -255,7 +274,7 @@ final class Journal: @unchecked Sendable {
                 if failure != nil, let retryAt { due = max(due, retryAt) }
                 if due <= now {
                     let batch = pending
-                    pending = EncodedBatch()
+                    pending = []
                     applyingBytes = pendingBytes
                     pendingBytes = 0
                     return batch
@@ -282,10 +301,9 @@ final class Journal: @unchecked Sendable {
         attempts += 1
         if let error {
             // Put it back in front of whatever came meanwhile, to be tried again.
-            var restored = batch
-            restored.append(pending)
-            pending = restored
-            pendingBytes = pending.byteCount
+            let restored = batch
+            pending.insert(restored, at: 0)
+            pendingBytes = pending.reduce(0) { $0 + $1.byteCount }
             failure = error
             retryAt = .now + Self.retryDelay
             if error.code != .full { fatal = fatal ?? error }

@@ -4,18 +4,25 @@ import ReelJSON
 /// One group commit as the journal holds it: the log records of consecutive seqs (exactly the
 /// bytes LMDB's `log` database will hold) and the idempotency keys they used.
 package struct JournalGroup: Sendable {
-    package var firstSeq: UInt64
-    /// ``EnvelopeCodec`` records of `firstSeq`, `firstSeq + 1`, …
-    package var records: [[UInt8]]
+    /// The records of consecutive seqs (``EnvelopeCodec``'s).
+    package var records: LogRecords
     package var dedup: [(key: String, record: DedupRecord)]
 
-    package init(firstSeq: UInt64, records: [[UInt8]], dedup: [(key: String, record: DedupRecord)]) {
-        self.firstSeq = firstSeq
+    package init(records: LogRecords, dedup: [(key: String, record: DedupRecord)]) {
+        precondition(!records.isEmpty, "a group has at least one record")
         self.records = records
         self.dedup = dedup
     }
 
-    package var lastSeq: UInt64 { firstSeq + UInt64(records.count) - 1 }
+    /// A group of `records`, the first under `firstSeq` and each next one under the seq after.
+    package init(firstSeq: UInt64, records: [[UInt8]], dedup: [(key: String, record: DedupRecord)]) {
+        var logRecords = LogRecords()
+        for (offset, record) in records.enumerated() { logRecords.append(seq: firstSeq + UInt64(offset), record: record) }
+        self.init(records: logRecords, dedup: dedup)
+    }
+
+    package var firstSeq: UInt64 { records.firstSeq! }
+    package var lastSeq: UInt64 { records.lastSeq! }
 }
 
 /// The journal's record format and how a file of them is read back. (`package`: the fuzzers
@@ -45,11 +52,11 @@ package enum JournalFormat {
     package static func encode(_ group: JournalGroup) -> [UInt8] {
         // The payload is written straight after room for the header, which is filled in after
         // it: written apart and then appended, every record was copied twice more.
-        var writer = BinaryWriter(reservingCapacity: headerSize + group.records.reduce(16) { $0 + $1.count + 3 } + alignment)
+        var writer = BinaryWriter(reservingCapacity: headerSize + group.records.byteCount + 3 * group.records.count + 16 + alignment)
         writer.writeBytes(repeatElement(0, count: headerSize))
-        for record in group.records {
+        group.records.forEach { _, record in
             writer.writeVarint(UInt64(record.count))
-            writer.writeBytes(record)
+            writer.bytes.append(contentsOf: record)
         }
         for (key, record) in group.dedup {
             writer.writeString(key)
@@ -86,25 +93,28 @@ package enum JournalFormat {
         let firstSeq = load(UInt64.self, file, offset + 8)
         guard firstSeq >= 1, firstSeq <= UInt64.max - UInt64(count) else { return nil }
         var reader = BinaryReader(payload)
-        var group = JournalGroup(firstSeq: firstSeq, records: [], dedup: [])
+        var records = LogRecords()
+        var dedup: [(key: String, record: DedupRecord)] = []
         do {
-            group.records.reserveCapacity(count)
-            for _ in 0..<count {
+            records.reserveCapacity(bytes: length, records: count)
+            for index in 0..<count {
                 let size = try reader.readVarint()
                 guard size <= reader.remaining else { return nil }
-                group.records.append(try reader.readBytes(count: Int(size)))
+                let start = reader.position
+                try reader.skip(Int(size))
+                records.append(seq: firstSeq + UInt64(index), record: UnsafeRawBufferPointer(rebasing: payload[start..<reader.position]))
             }
             for _ in 0..<keyCount {
                 let key = try reader.readString()
                 let record = DedupRecord(firstSeq: try reader.readVarint(), count: try reader.readVarint())
-                group.dedup.append((key, record))
+                dedup.append((key, record))
             }
         } catch {
             return nil
         }
         guard reader.isAtEnd else { return nil }
         let size = headerSize + length
-        return (group, size + padding(after: size))
+        return (JournalGroup(records: records, dedup: dedup), size + padding(after: size))
     }
 
     /// The groups of `file` holding seqs after `applied` (what LMDB already holds), in order and
@@ -145,7 +155,6 @@ package enum JournalFormat {
         for var group in chain where group.lastSeq > applied {
             if group.firstSeq <= applied {  // (never written so, but cheap to allow)
                 group.records.removeFirst(Int(applied - group.firstSeq + 1))
-                group.firstSeq = applied + 1
             }
             unapplied.append(group)
         }

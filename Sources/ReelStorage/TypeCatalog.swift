@@ -112,16 +112,16 @@ final class TypeCatalog: Sendable {
         var additions: [Pair: UInt64] = [:]
         known.withLock { known in
             var last: Pair?
-            for (index, record) in batch.records.enumerated() {
+            for index in 0..<batch.records.count {
                 let read: (type: String, version: Int)? = decoded
                     ? (batch.envelopes[index].type, batch.envelopes[index].version)
-                    : record.bytes.withUnsafeBytes { EnvelopeCodec.typeAndVersion(of: $0) }
+                    : batch.records.withRecord(at: index) { EnvelopeCodec.typeAndVersion(of: $0) }
                 guard let read else { continue }
                 // Consecutive actions of one type are the common case: one comparison each.
                 if let last, last.type == read.type, last.version == read.version { continue }
                 let pair = Pair(type: read.type, version: read.version)
                 last = pair
-                if known[pair] == nil, additions[pair] == nil { additions[pair] = record.seq }
+                if known[pair] == nil, additions[pair] == nil { additions[pair] = batch.records.seq(at: index) }
             }
         }
         return additions

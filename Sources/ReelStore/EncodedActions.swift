@@ -12,9 +12,7 @@ import ReelStorage
 /// other core's cache lines.
 public struct EncodedActions: Sendable {
     /// The records, back to back.
-    private(set) var bytes: [UInt8] = []
-    /// Each record's seq and where it ends in ``bytes``.
-    private var records: [(seq: UInt64, end: Int)] = []
+    private(set) var records = LogRecords()
     /// Where ``append(reading:)`` has a payload written.
     private var payloadBuffer: [UInt8] = []
 
@@ -28,8 +26,7 @@ public struct EncodedActions: Sendable {
     public mutating func append(_ envelope: ActionEnvelope) {
         var envelope = envelope
         envelope.idempotencyKey = nil
-        EnvelopeCodec.append(envelope, to: &bytes)
-        records.append((envelope.seq, bytes.count))
+        records.append(envelope)
     }
 
     /// Appends the action `read` reads, which writes its payload in Reel's binary encoding into
@@ -39,13 +36,7 @@ public struct EncodedActions: Sendable {
     public mutating func append(reading read: (inout [UInt8]) -> ActionEnvelope?) -> Bool {
         guard var envelope = read(&payloadBuffer) else { return false }
         envelope.idempotencyKey = nil
-        payloadBuffer.withUnsafeBytes { EnvelopeCodec.append(envelope, binaryPayload: $0, to: &bytes) }
-        records.append((envelope.seq, bytes.count))
+        payloadBuffer.withUnsafeBytes { records.append(envelope, binaryPayload: $0) }
         return true
-    }
-
-    /// The seq of the action at `index` and its record's place in ``bytes``.
-    func record(at index: Int) -> (seq: UInt64, range: Range<Int>) {
-        (records[index].seq, (index == 0 ? 0 : records[index - 1].end)..<records[index].end)
     }
 }

@@ -29,7 +29,7 @@ public final class LogImporter<State: StoreState> {
     private var seq: UInt64 = 0
     /// Actions encoded as the log stores them (weighed as they come, for checkpoint spacing) and
     /// checkpoints, not committed yet.
-    private var pendingRecords: [(seq: UInt64, bytes: [UInt8])] = []
+    private var pendingRecords = LogRecords()
     private var pendingCheckpoints: [Checkpoint] = []
     private var spacing: CheckpointSpacing
     private var checkpointsWritten = 0
@@ -75,12 +75,9 @@ public final class LogImporter<State: StoreState> {
     public func append(_ envelope: ActionEnvelope, keepingRefused: Bool = false) throws(StoreError) -> StoreError? {
         var one = EncodedActions()
         one.append(envelope)
-        let (seq, range) = one.record(at: 0)
-        return try one.bytes.withUnsafeBytes { bytes in
-            Result { () throws(StoreError) in
-                try append(record: UnsafeRawBufferPointer(rebasing: bytes[range]), seq: seq, keepingRefused: keepingRefused)
-            }
-        }.get()
+        return try one.records.withRecord(at: 0) { (record) throws(StoreError) in
+            try append(record: record, seq: envelope.seq, keepingRefused: keepingRefused)
+        }
     }
 
     /// Folds and queues the actions of `actions` (encoded ahead, ``EncodedActions``) in order, as
@@ -89,14 +86,9 @@ public final class LogImporter<State: StoreState> {
     /// throws for are queued (``latestSeq`` is the last of them).
     @_specialize(where State == JSONValue)
     public func append(contentsOf actions: EncodedActions) throws(StoreError) {
-        try actions.bytes.withUnsafeBytes { bytes in
-            Result { () throws(StoreError) in
-                for index in 0..<actions.count {
-                    let (seq, range) = actions.record(at: index)
-                    try append(record: UnsafeRawBufferPointer(rebasing: bytes[range]), seq: seq, keepingRefused: false)
-                }
-            }
-        }.get()
+        try actions.records.forEach { (seq, record) throws(StoreError) in
+            try append(record: record, seq: seq, keepingRefused: false)
+        }
     }
 
     private func append(record: UnsafeRawBufferPointer, seq recordSeq: UInt64, keepingRefused: Bool) throws(StoreError) -> StoreError? {
@@ -138,7 +130,7 @@ public final class LogImporter<State: StoreState> {
     /// Queues the record of the action just folded, and the checkpoint and commit due after it.
     private func queue(_ record: UnsafeRawBufferPointer, seq recordSeq: UInt64) throws(StoreError) {
         seq = recordSeq
-        pendingRecords.append((seq, [UInt8](record)))
+        pendingRecords.append(seq: recordSeq, record: record)
         spacing.logged(bytes: record.count)
         if spacing.isDue(at: seq) {
             try queueCheckpoint()
