@@ -107,10 +107,9 @@ extension Timeline {
         var walk = ChangeWalk(timeline: self)
         try walk.move(to: from - 1)
         var found: [UInt64] = []
-        var seq = from
-        while seq <= through, found.count < want {
-            if try walk.step(checking: [path])[0] { found.append(seq) }
-            seq += 1
+        try walk.steps(through: through, checking: [path]) { seq, changed in
+            if changed[0] { found.append(seq) }
+            return found.count < want
         }
         return found
     }
@@ -136,6 +135,9 @@ struct ChangeWalk<State: StoreState> {
     private(set) var state: State?
     /// The seq `state` is at.
     private(set) var seq: UInt64 = 0
+    /// One for the walk, started again for each action (``JSONChangeRecorder/startEdit()``): the
+    /// pointers it interns stay, and a new one per action was a third of a long walk's time.
+    private var recorder = JSONChangeRecorder()
 
     init(timeline: Timeline<State>) {
         self.timeline = timeline
@@ -178,19 +180,74 @@ struct ChangeWalk<State: StoreState> {
         guard let envelope = found else { throw StoreError(.seqOutOfRange, "seq \(next) is beyond the latest seq") }
         var current = state!
         state = nil
-        // The values before, only of paths under an ancestor whose change may go unfollowed:
-        // kept only as long as the step, and only the subtrees at those paths.
-        let beforeJSON: JSONValue? = paths.contains { !$0.isRoot } ? .some(try current.jsonValueOrThrow(seq: seq)) : .none
-        let before: [JSONValue?] = paths.map { path in path.isRoot ? .none : beforeJSON.flatMap { $0.value(at: path) } }
-        _ = consume beforeJSON
-        var recorder = JSONChangeRecorder()
-        try timeline.foldRecordingChanges(envelope, into: &current, recorder: &recorder)
-        let afterJSON: JSONValue? = recorder.unfollowedNodes.isEmpty ? .none : .some(try current.jsonValueOrThrow(seq: next))
-        let answers = paths.enumerated().map { index, path -> Bool in
-            recorder.changed(path) ?? (before[index] != afterJSON.flatMap { $0.value(at: path) })
-        }
+        let answers = try Self.fold(
+            envelope, prepared: nil, into: &current, checking: paths, recorder: &recorder, timeline: timeline, with: timeline.fold
+        )
         state = current
         seq = next
+        return answers
+    }
+
+    /// Folds the actions after the walk's seq through `last`, one walk of the log (not a read of
+    /// each action apart: a replay past the change index ran at a fifth of a replay's speed), and
+    /// tells `body` each one's seq and whether it changed each of `paths`, until `body` says
+    /// `false`. The walk ends at the last action folded.
+    @_specialize(where State == JSONValue)
+    mutating func steps(through last: UInt64, checking paths: [JSONPointer], _ body: (UInt64, [Bool]) -> Bool) throws(StoreError) {
+        guard last > seq else { return }
+        if state == nil { try move(to: seq) }
+        var current = state!
+        state = nil  // `current` the only reference: folded in place
+        var folded = seq
+        var stopped = false
+        defer {
+            // Where the walk stopped, a failure included: the state is that of `folded`.
+            state = current
+            seq = folded
+        }
+        let timeline = self.timeline
+        let fold = timeline.fold  // made once for the walk
+        var recorder = self.recorder
+        defer { self.recorder = recorder }
+        do {
+            try timeline.directory.forEachLoggedAction(from: folded + 1, through: last, preparing: fold.prepares) { envelope, prepared in
+                let answers = try Self.fold(
+                    envelope, prepared: prepared, into: &current, checking: paths, recorder: &recorder, timeline: timeline, with: fold
+                )
+                folded = envelope.seq
+                stopped = !body(folded, answers)
+                return !stopped
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.walking(error, "replay")
+        }
+        guard stopped || folded == last else {
+            throw StoreError(.seqOutOfRange, "seq \(folded + 1) is beyond the latest seq")
+        }
+    }
+
+    /// Folds `envelope` into `current`: whether it changed each of `paths`.
+    private static func fold(
+        _ envelope: ActionEnvelope, prepared: PreparedStockAction?, into current: inout State, checking paths: [JSONPointer],
+        recorder: inout JSONChangeRecorder, timeline: Timeline<State>, with fold: borrowing Fold<State>
+    ) throws(StoreError) -> [Bool] {
+        // The values before, only of paths under an ancestor whose change may go unfollowed:
+        // kept only as long as the step, and only the subtrees at those paths.
+        let beforeJSON: JSONValue? = paths.contains { !$0.isRoot } ? .some(try current.jsonValueOrThrow(seq: envelope.seq - 1)) : .none
+        let before: [JSONValue?] = paths.map { path in path.isRoot ? .none : beforeJSON.flatMap { $0.value(at: path) } }
+        _ = consume beforeJSON
+        recorder.startEdit()
+        var json: JSONValue?
+        try timeline.foldRecordingChanges(envelope, prepared: prepared, into: &current, recorder: &recorder, json: &json, with: fold)
+        let afterJSON: JSONValue? = recorder.unfollowedNodes.isEmpty ? .none : .some(try current.jsonValueOrThrow(seq: envelope.seq))
+        // A loop, not a `map` whose closure would take a copy of the recorder (its tables) per action.
+        var answers: [Bool] = []
+        answers.reserveCapacity(paths.count)
+        for index in paths.indices {
+            answers.append(recorder.changed(paths[index]) ?? (before[index] != afterJSON.flatMap { $0.value(at: paths[index]) }))
+        }
         return answers
     }
 }

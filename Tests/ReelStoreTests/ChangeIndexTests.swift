@@ -312,6 +312,49 @@ import Testing
         }
     }
 
+    /// Blame past the index replays the newest stretch (from the newest checkpoint) first and the
+    /// rest only for the leaves it did not settle: a leaf changed in the newest stretch, one changed
+    /// last right at a checkpoint's seq, one changed only in the first actions, one never changed
+    /// after its first action, each blamed on its last change at every seq.
+    @Test func blamePastTheIndexFindsEachLastChangeWhicheverStretchHoldsIt() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(checkpointEvery: 10, storage: .init(durable: false))
+        options.changeIndex = false
+        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
+        let set: @Sendable (String, Int) -> Action = { path, value in Action(type: "set", payload: ["path": .string(path), "value": .int(Int64(value))]) }
+        var states: [JSONValue] = [.object([:])]
+        for seq in 1...64 {
+            let action: Action = switch seq {
+            case 1: set("/once", 1)
+            case 2, 3: set("/early", seq)
+            case 20: set("/atCheckpoint", seq)
+            case 45: Action(type: "patch", payload: [["op": "add", "path": "/nested", "value": ["x": 1, "y": ["z": 2]]]])
+            case 50: set("/nested/y/z", 3)
+            default: set("/often", seq)
+            }
+            try await store.dispatch(action)
+            states.append(store.snapshot.state)
+        }
+        await store.close()
+        let timeline = store.timeline
+        #expect(timeline.indexedThrough() == 0)
+        let checkpoints = try store.directory.checkpointSeqs(from: 1, through: 64, reducer: StoreDefinition<JSONValue>.stock.identity)
+        #expect(checkpoints.contains(20) && checkpoints.count >= 3, "checkpoints at \(checkpoints)")
+        for seq in UInt64(1)...64 {
+            let blamed = try timeline.blame(at: seq, limit: 1_000)
+            var leaves: [JSONPointer] = []
+            Timeline<JSONValue>.forEachLeafForTests(of: states[Int(seq)]) { leaves.append($0) }
+            #expect(blamed.entries.map(\.path) == leaves, "the leaves at \(seq)")
+            for entry in blamed.entries {
+                let expected = Self.bruteForce(Array(states.prefix(Int(seq) + 1)), entry.path).last
+                #expect(entry.action?.seq == expected, "blame of \(entry.path) at \(seq)")
+            }
+        }
+        let last = try timeline.blame(limit: 1_000).entries.map { ($0.path.description, $0.action?.seq) }
+        #expect(last.map(\.0) == ["/atCheckpoint", "/early", "/nested/x", "/nested/y/z", "/often", "/once"])
+        #expect(last.map(\.1) == [20, 3, 45, 50, 64, 1])
+    }
+
     @Test func aStoreWithoutTheIndexAnswersTheSameAndBuildsItWhenOpenedWithIt() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.sub("data")
