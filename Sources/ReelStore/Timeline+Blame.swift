@@ -99,9 +99,9 @@ extension Timeline {
     /// The newest stretch goes first, from the newest checkpoint before `through`: a leaf that
     /// changes often has its answer there (a blame of a leaf changed every 100 actions, 1,000,000
     /// actions past the index: 0.6 s replaying them all, a few milliseconds so), and only the
-    /// leaves still without one are walked through the rest, from `after`, in one walk (not
-    /// stretch by stretch backwards: each stretch starts by loading a checkpoint, a cost that grows
-    /// with the state).
+    /// leaves still without one are looked for in the rest, from its newest part back, the parts
+    /// folded on every core (``newestReplayedChanges(of:after:through:)``): a part costs a
+    /// checkpoint's load, so they are a few long ones, not every stretch between checkpoints.
     private func lastReplayedChanges(of leaves: [JSONPointer], after: UInt64, through: UInt64, into last: inout [UInt64?]) throws(StoreError) {
         let checkpoints: [UInt64]
         do {
@@ -109,21 +109,19 @@ extension Timeline {
         } catch {
             throw StoreError(error)
         }
-        var stretches: [ClosedRange<UInt64>] = [after...through]
-        if let newest = checkpoints.last { stretches = [newest...through, after...newest] }
-        var open = Array(leaves.indices)
-        for stretch in stretches {
-            var walk = ChangeWalk(timeline: self)
-            try walk.move(to: stretch.lowerBound)
-            var newest = [UInt64?](repeating: nil, count: open.count)
-            try walk.steps(through: stretch.upperBound, checking: open.map { leaves[$0] }) { step, changes in
-                for (position, changed) in changes.enumerated() where changed { newest[position] = step }
-                return true
-            }
-            for (position, index) in open.enumerated() { last[index] = newest[position] }
-            open = open.indices.filter { newest[$0] == nil }.map { open[$0] }
-            if open.isEmpty { break }
+        // The newest stretch first, in one walk from its checkpoint.
+        let newest = checkpoints.last ?? after
+        var walk = ChangeWalk(timeline: self)
+        try walk.move(to: newest)
+        try walk.steps(through: through, checking: leaves) { step, changes in
+            for (index, changed) in changes.enumerated() where changed { last[index] = step }
+            return true
         }
+        // The rest for the leaves it did not settle, from the newest part back, on every core.
+        let open = leaves.indices.filter { last[$0] == nil }
+        guard newest > after, !open.isEmpty else { return }
+        let found = try newestReplayedChanges(of: open.map { leaves[$0] }, after: after, through: newest)
+        for (position, index) in open.enumerated() { last[index] = found[position] }
     }
 
     /// For each leaf whose `last` is still `nil`, the newest seq through `through` that changed

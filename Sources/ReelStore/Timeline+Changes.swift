@@ -41,7 +41,7 @@ extension Timeline {
         let want = limit + 1  // one more than the page: the next page's start
         if newestFirst {
             if last > indexed {
-                found = try replayedChanges(of: path, from: max(first, indexed + 1), through: last).reversed()
+                found = try replayedChanges(of: path, from: max(first, indexed + 1), through: last, newestFirst: true, want: want)
             }
             if found.count < want, first <= indexed {
                 found += try indexedChanges(of: path, from: first, through: indexed, newestFirst: true, want: want - found.count)
@@ -98,20 +98,6 @@ extension Timeline {
             ancestor = JSONChangeRecorder.appending(token, to: ancestor)
         }
         return seqs
-    }
-
-    /// By replaying `from…through`: the seqs that changed `path`, oldest first, the first `want`.
-    @_specialize(where State == JSONValue)
-    func replayedChanges(of path: JSONPointer, from: UInt64, through: UInt64, want: Int = .max) throws(StoreError) -> [UInt64] {
-        guard from <= through else { return [] }
-        var walk = ChangeWalk(timeline: self)
-        try walk.move(to: from - 1)
-        var found: [UInt64] = []
-        try walk.steps(through: through, checking: [path]) { seq, changed in
-            if changed[0] { found.append(seq) }
-            return found.count < want
-        }
-        return found
     }
 
     /// Whether each of `paths` changed at each of `seqs` (ascending), by rebuilding the states.

@@ -15,6 +15,10 @@ public struct Timeline<State: StoreState>: Sendable {
     public let directory: DataDirectory
     public let definition: StoreDefinition<State>
     var fold: Fold<State> { Fold(definition: definition) }
+    /// A range past the change index shorter than twice this is replayed in one walk, a longer
+    /// one in parts on every core (``replayParts(after:through:)``): a part costs a checkpoint's
+    /// load. Smaller in tests, to have short histories cut into parts.
+    var replayPartMinimum: UInt64 = 32_768
 
     public init(directory: DataDirectory, definition: StoreDefinition<State>) {
         self.directory = directory

@@ -1,7 +1,7 @@
 import ReelCore
 import ReelJSON
 import ReelStorage
-import ReelStore
+@testable import ReelStore
 import ReelTestSupport
 import Synchronization
 import Testing
@@ -312,11 +312,34 @@ import Testing
         }
     }
 
+    /// Past the index, a long range is replayed in parts on every core, cut at checkpoints and
+    /// taken in the order asked: the answers (every page, both ways, blame at several seqs) are
+    /// those of one walk and of the states themselves, however small the parts.
+    @Test(arguments: [1, 7, 64, 100_000] as [UInt64])
+    func answersReplayedInPartsAreThoseOfOneWalk(partMinimum: UInt64) async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions(checkpointEvery: 20, storage: .init(durable: false))
+        options.changeIndex = false
+        let store = try Store(path: directory.sub("data"), definition: .stock, options: options)
+        let states = try await Self.fill(store, count: 260, seed: 21)
+        await store.close()
+        var timeline = store.timeline
+        timeline.replayPartMinimum = partMinimum
+        #expect(timeline.indexedThrough() == 0)
+        let parts = try timeline.replayParts(after: 0, through: 260)
+        #expect(parts.first?.lowerBound == 0 && parts.last?.upperBound == 260)
+        #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, "parts \(parts) do not follow each other")
+        #expect(partMinimum > 100 ? parts.count == 1 : parts.count > 1, "parts \(parts)")
+        try checkAnswers(timeline, states: states, seed: 21, context: "parts of at least \(partMinimum)", probes: 20)
+    }
+
     /// Blame past the index replays the newest stretch (from the newest checkpoint) first and the
     /// rest only for the leaves it did not settle: a leaf changed in the newest stretch, one changed
     /// last right at a checkpoint's seq, one changed only in the first actions, one never changed
-    /// after its first action, each blamed on its last change at every seq.
-    @Test func blamePastTheIndexFindsEachLastChangeWhicheverStretchHoldsIt() async throws {
+    /// after its first action, each blamed on its last change at every seq; the rest walked in one
+    /// part, or in parts on every core.
+    @Test(arguments: [32_768, 2] as [UInt64])
+    func blamePastTheIndexFindsEachLastChangeWhicheverStretchHoldsIt(partMinimum: UInt64) async throws {
         let directory = try TemporaryDirectory()
         var options = StoreOptions(checkpointEvery: 10, storage: .init(durable: false))
         options.changeIndex = false
@@ -336,7 +359,8 @@ import Testing
             states.append(store.snapshot.state)
         }
         await store.close()
-        let timeline = store.timeline
+        var timeline = store.timeline
+        timeline.replayPartMinimum = partMinimum
         #expect(timeline.indexedThrough() == 0)
         let checkpoints = try store.directory.checkpointSeqs(from: 1, through: 64, reducer: StoreDefinition<JSONValue>.stock.identity)
         #expect(checkpoints.contains(20) && checkpoints.count >= 3, "checkpoints at \(checkpoints)")
