@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ReelConsole
 import ReelCore
 import ReelJSON
@@ -335,20 +336,47 @@ struct ExportCommand: AsyncParsableCommand {
         guard first <= last else { return }
         let progress = printer.progress("exporting", total: last - first + 1)
         defer { progress.finish() }
-        var next: UInt64? = first
-        while let start = next, start <= last {
-            let page = try await store.history(from: start, to: last, limit: store.historyPageSize, types: nil)
-            // Each action's bytes written straight from it (`writeWire`: the bytes `wireJSON`
-            // serializes to, without building and sorting that tree first).
-            var bytes: [UInt8] = []
+        // Stretches of a page each, read and written out as text on every core at once, printed
+        // in order (one core read, decoded and wrote every action: 1.2 M actions/s offline).
+        let size = UInt64(store.historyPageSize)
+        let concurrency = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
+        try await withThrowingTaskGroup(of: (start: UInt64, text: String).self) { group in
+            var nextStart = first
+            func startNext() {
+                let start = nextStart, end = min(last, start + size - 1)
+                nextStart = end + 1
+                group.addTask { (start, try await Self.lines(of: store, from: start, through: end)) }
+            }
+            // At most `concurrency` stretches read and not yet printed: memory stays flat.
+            for _ in 0..<concurrency where nextStart <= last { startNext() }
+            var done: [UInt64: String] = [:]
+            var printed = first
+            while let (start, text) = try await group.next() {
+                done[start] = text
+                while let ready = done.removeValue(forKey: printed) {
+                    printer.raw(ready)
+                    printed = min(last, printed + size - 1) + 1
+                    progress.update(printed - first)
+                    if nextStart <= last { startNext() }
+                }
+            }
+        }
+    }
+
+    /// The actions `from…through` as export lines: each action's bytes written straight from it
+    /// (`writeWire`: the bytes `wireJSON` serializes to, without building and sorting that tree).
+    private static func lines(of store: any StoreSource, from: UInt64, through: UInt64) async throws -> String {
+        var bytes: [UInt8] = []
+        var next: UInt64? = from
+        while let start = next, start <= through {
+            let page = try await store.history(from: start, to: through, limit: store.historyPageSize, types: nil)
             for envelope in page.actions {
                 envelope.writeWire(into: &bytes)
                 bytes.append(UInt8(ascii: "\n"))
             }
-            printer.raw(String(decoding: bytes, as: UTF8.self))
-            if let seq = page.actions.last?.seq { progress.update(seq - first + 1) }
             next = page.next
         }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
