@@ -194,7 +194,17 @@ public struct Table: Sendable {
 
     private static func oneLine(_ text: String) -> String {
         var line = TerminalText.escapingControlCharacters(text)
-        while line.last?.isWhitespace == true { line.removeLast() }
+        // An ASCII last byte answers without a walk back over grapheme clusters and a lookup of
+        // Unicode properties (a fifth of listing a million actions): once control characters
+        // are escaped, the only ASCII whitespace left is the space.
+        while let last = line.utf8.last {
+            if last < 0x80 {
+                guard last == UInt8(ascii: " ") else { break }
+            } else {
+                guard line.last?.isWhitespace == true else { break }
+            }
+            line.removeLast()
+        }
         return line
     }
 

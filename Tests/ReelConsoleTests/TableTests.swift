@@ -40,6 +40,9 @@ import Testing
         var table = Table(columns: [Table.Column("NAME"), Table.Column("NOTE"), Table.Column("N", alignment: .right)])
         table.append(["a", "", ""])
         table.append(["bb", "note   "])
+        // Other whitespace at a cell's end (no-break, ideographic) goes too; other letters stay.
+        table.append(["c", "é\u{A0} \u{3000}"])
+        table.append(["d", "日本"])
         table.append(["", "", "7"])
         table.append([] as [String])
         let text = table.render()
@@ -48,6 +51,8 @@ import Testing
                 NAME  NOTE  N
                 a
                 bb    note
+                c     é
+                d     日本
                             7
 
 

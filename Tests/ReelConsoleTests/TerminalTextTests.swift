@@ -46,5 +46,10 @@ import Testing
         #expect(TerminalText.escapingControlCharacters("a\nb\tc\rd") == #"a\nb\tc\rd"#)
         #expect(TerminalText.escapingControlCharacters("\u{1B}[2Jgone") == #"\u001b[2Jgone"#)
         #expect(TerminalText.escapingControlCharacters("\u{0}\u{7F}\u{85}\u{9F}") == #"\u0000\u007f\u0085\u009f"#)
+        // Found by their bytes first: a C1 control after other non-ASCII text, and 0xC2 that
+        // starts no control (a no-break space, `¢`).
+        #expect(TerminalText.escapingControlCharacters("é\u{85}x") == #"é\u0085x"#)
+        #expect(TerminalText.escapingControlCharacters("a\u{A0}b ¢") == "a\u{A0}b ¢")
+        #expect(TerminalText.escapingControlCharacters(Substring("ab\u{1}c").dropFirst().description) == #"b\u0001c"#)
     }
 }
