@@ -32,7 +32,7 @@ extension Store {
         // (A dispatch without actions is refused by the writer, as any other refusal.)
         batch.requests.append(DispatchRequest(
             actions: actions, peer: peer, expectedSeq: expectedSeq, idempotencyKey: idempotencyKey, meta: meta,
-            traceContext: traceContext, ticket: ticket, inFlight: writer.inFlight
+            traceContext: traceContext, ticket: ticket, counted: true
         ))
         return ticket
     }
@@ -50,7 +50,7 @@ extension Store {
         if commitIfAlone, requests.count == 1, writer.commitAlone(requests[0]) { return true }
         writer.inFlight.value.add(requests.count, ordering: .relaxed)
         if let refused = writer.queue.submit(contentsOf: requests) {
-            for request in refused { request.reply(.failure(StoreError(.shuttingDown, "the store is shutting down"))) }
+            for request in refused { request.reply(.failure(StoreError(.shuttingDown, "the store is shutting down")), inFlight: writer.inFlight) }
         }
         return false
     }

@@ -278,7 +278,7 @@ public final class Store<State: StoreState>: Sendable {
         let ticket = DispatchTicket()
         let request = DispatchRequest(
             actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true,
-            ticket: ticket, inFlight: nil
+            ticket: ticket, counted: false
         )
         guard writer.queue.submit(request) == nil else { return false }
         return (try? await ticket.result()) != nil

@@ -24,6 +24,8 @@ extension Writer {
         var workingSeq: UInt64
         var refused = 0
         var duplicates = 0
+        /// The writer's count of dispatches in flight, which each answer takes its request out of.
+        let inFlight: InFlightCount
         let time = Timestamp.now()
         let started = ContinuousClock.now
 
@@ -38,7 +40,7 @@ extension Writer {
         func sendAnswers() {
             let start = requests.startIndex
             requests.withUnsafeBufferPointer { requests in
-                for (index, outcome) in answers { requests[index - start].reply(outcome) }
+                for (index, outcome) in answers { requests[index - start].reply(outcome, inFlight: inFlight) }
             }
         }
 
@@ -47,7 +49,7 @@ extension Writer {
             let start = requests.startIndex
             requests.withUnsafeBufferPointer { requests in
                 for (index, result) in pending {
-                    requests[index - start].reply(failure.map { .failure($0) } ?? .success(result))
+                    requests[index - start].reply(failure.map { .failure($0) } ?? .success(result), inFlight: inFlight)
                 }
             }
         }
@@ -83,7 +85,7 @@ extension Writer {
     /// Middleware, validation and reducers for every request of the group, into the writer's copy
     /// of the state. Answers nothing yet.
     func evaluate(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint]) -> GroupEvaluation {
-        var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), requests: requests, workingSeq: seq)
+        var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), requests: requests, workingSeq: seq, inFlight: inFlight)
         if recordsChanges { group.batch.changes = ChangePostings() }
         group.batch.envelopes.reserveCapacity(requests.count)  // one action each, as most are
         var keysInGroup: [String: DedupRecord] = [:]

@@ -142,7 +142,7 @@ extension Writer {
         if !group.batch.checkpoints.isEmpty {
             // Checkpoints of committed seqs: still worth storing (a long outage would otherwise
             // drop every one encoded meanwhile).
-            commitAndPublish(GroupEvaluation(batch: CommitBatch(checkpoints: group.batch.checkpoints), workingSeq: seq))
+            commitAndPublish(GroupEvaluation(batch: CommitBatch(checkpoints: group.batch.checkpoints), workingSeq: seq, inFlight: inFlight))
         }
     }
 
@@ -241,7 +241,7 @@ extension Writer {
     /// An empty group of followed actions (recording what they change when the writer records
     /// the change index).
     private func followedGroup() -> GroupEvaluation {
-        var group = GroupEvaluation(batch: CommitBatch(), workingSeq: seq)
+        var group = GroupEvaluation(batch: CommitBatch(), workingSeq: seq, inFlight: inFlight)
         if recordsChanges { group.batch.changes = ChangePostings() }
         return group
     }

@@ -182,7 +182,7 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         }
         guard !sharedLogFollowWanted.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = queue.submit(DispatchRequest(
-            actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true, ticket: DispatchTicket(), inFlight: nil
+            actions: [], peer: .currentProcess, expectedSeq: nil, idempotencyKey: nil, isProbe: true, ticket: DispatchTicket(), counted: false
         ))
     }
 
