@@ -86,7 +86,8 @@ package enum JournalFormat {
         let length = Int(load(UInt32.self, file, offset + 4))
         let count = Int(load(UInt32.self, file, offset + 16))
         let keyCount = Int(load(UInt32.self, file, offset + 20))
-        guard count >= 1, length <= file.count - offset - headerSize else { return nil }
+        // (Each record takes at least its length's byte: a count beyond the length is no record.)
+        guard count >= 1, count <= length, length <= file.count - offset - headerSize else { return nil }
         let header = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + 24)])
         let payload = UnsafeRawBufferPointer(rebasing: file[(offset + headerSize)..<(offset + headerSize + length)])
         guard load(UInt64.self, file, offset + 24) == checksum(header: header, payload: payload) else { return nil }
