@@ -46,7 +46,8 @@ public enum LoggedActionLine {
             payload = value.binaryEncoded()
             return true
         }
-        if read != nil, !found { payload = JSONValue.null.binaryEncoded() }
+        guard let read else { return nil }
+        if !found { payload = JSONValue.null.binaryEncoded() }
         return read
     }
 
@@ -71,7 +72,7 @@ public enum LoggedActionLine {
                     guard seq == nil, let value = readInteger(&reader), value >= 1 else { return false }
                     seq = value
                 } else if JSONShapeReader.key(key, is: "type") {
-                    guard type == nil, case .string(let name)? = reader.readValue(), !name.isEmpty else { return false }
+                    guard type == nil, let name = readString(&reader), !name.isEmpty else { return false }
                     type = name
                 } else if JSONShapeReader.key(key, is: "payload") {
                     guard !payloadRead, readPayload(&reader) else { return false }
@@ -106,6 +107,14 @@ public enum LoggedActionLine {
         }
     }
 
+    /// A string as `readValue()` reads it, a plain one (printable ASCII, no escapes) without the
+    /// value between.
+    private static func readString(_ reader: inout JSONShapeReader) -> String? {
+        if let plain = reader.readPlainString({ String(decoding: $0, as: UTF8.self) }) { return plain }
+        guard case .string(let value)? = reader.readValue() else { return nil }
+        return value
+    }
+
     /// An integer as `readValue()?.intValue` reads it, a plain one without the value between.
     private static func readInteger(_ reader: inout JSONShapeReader) -> Int64? {
         reader.readInteger() ?? reader.readValue()?.intValue
@@ -128,6 +137,10 @@ public enum LoggedActionLine {
                 pid = value
             } else if JSONShapeReader.key(key, is: "exe") {
                 guard exe == nil else { return false }
+                if let path = reader.readPlainString({ String(decoding: $0, as: UTF8.self) }) {
+                    exe = path
+                    return true
+                }
                 switch reader.readValue() {
                 case .null?: exe = .some(nil)
                 case .string(let path)?: exe = path
