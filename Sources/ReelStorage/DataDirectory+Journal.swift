@@ -220,15 +220,10 @@ extension DataDirectory {
     }
 
     private static func decodedEnvelopes(of group: JournalGroup) throws(StorageError) -> [ActionEnvelope] {
-        var envelopes: [ActionEnvelope] = []
-        envelopes.reserveCapacity(group.records.count)
         do {
-            try group.records.forEach { (seq, record) throws(StorageError) in
-                envelopes.append(try EnvelopeCodec.decode(seq: seq, from: record))
-            }
+            return try group.records.envelopes()
         } catch {
             throw StorageError(.corrupt, "the journal is damaged: \(error.message)")
         }
-        return envelopes
     }
 }

@@ -138,16 +138,7 @@ extension DataDirectory {
     /// journal replayed at open, or the importer's); `nil` when a record does not decode.
     private static func actions(of batch: EncodedBatch) -> [ActionEnvelope]? {
         if batch.envelopes.count == batch.records.count { return batch.envelopes }
-        var actions: [ActionEnvelope] = []
-        actions.reserveCapacity(batch.records.count)
-        do {
-            try batch.records.forEach { (seq, record) throws(StorageError) in
-                actions.append(try EnvelopeCodec.decode(seq: seq, from: record))
-            }
-        } catch {
-            return nil
-        }
-        return actions
+        return try? batch.records.envelopes()
     }
 
     /// - Returns: whether `changes`' postings were written (only when they continue the index).

@@ -301,8 +301,7 @@ final class Journal: @unchecked Sendable {
         attempts += 1
         if let error {
             // Put it back in front of whatever came meanwhile, to be tried again.
-            let restored = batch
-            pending.insert(restored, at: 0)
+            pending.insert(batch, at: 0)
             pendingBytes = pending.reduce(0) { $0 + $1.byteCount }
             failure = error
             retryAt = .now + Self.retryDelay

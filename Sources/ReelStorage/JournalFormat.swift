@@ -17,7 +17,9 @@ package struct JournalGroup: Sendable {
     /// A group of `records`, the first under `firstSeq` and each next one under the seq after.
     package init(firstSeq: UInt64, records: [[UInt8]], dedup: [(key: String, record: DedupRecord)]) {
         var logRecords = LogRecords()
-        for (offset, record) in records.enumerated() { logRecords.append(seq: firstSeq + UInt64(offset), record: record) }
+        for (offset, record) in records.enumerated() {
+            record.withUnsafeBytes { logRecords.append(seq: firstSeq + UInt64(offset), record: $0) }
+        }
         self.init(records: logRecords, dedup: dedup)
     }
 
@@ -53,7 +55,7 @@ package enum JournalFormat {
         // The payload is written straight after room for the header, which is filled in after
         // it: written apart and then appended, every record was copied twice more.
         var writer = BinaryWriter(reservingCapacity: headerSize + group.records.byteCount + 3 * group.records.count + 16 + alignment)
-        writer.writeBytes(repeatElement(0, count: headerSize))
+        writer.bytes.appendZeros(headerSize)
         group.records.forEach { _, record in
             writer.writeVarint(UInt64(record.count))
             writer.bytes.append(contentsOf: record)
@@ -75,7 +77,7 @@ package enum JournalFormat {
             let payload = UnsafeRawBufferPointer(rebasing: buffer[headerSize...])
             store(checksum(header: header, payload: payload), in: buffer, at: 24)
         }
-        bytes += repeatElement(0, count: padding(after: bytes.count))
+        bytes.appendZeros(padding(after: bytes.count))
         return bytes
     }
 

@@ -56,6 +56,15 @@ public struct LogRecords: Sendable {
         }.get()
     }
 
+    /// The records' actions, decoded (checksums checked), in order.
+    /// - Throws: ``StorageError`` `.corrupt`, naming the seq, for the first record that does not decode.
+    public func envelopes() throws(StorageError) -> [ActionEnvelope] {
+        var envelopes: [ActionEnvelope] = []
+        envelopes.reserveCapacity(count)
+        try forEach { (seq, record) throws(StorageError) in envelopes.append(try EnvelopeCodec.decode(seq: seq, from: record)) }
+        return envelopes
+    }
+
     /// The record at `index`, as an array of its own (for tests and checks; readers take
     /// ``withRecord(at:_:)``).
     public subscript(index: Int) -> [UInt8] { Array(bytes[range(at: index)]) }
@@ -95,12 +104,6 @@ public struct LogRecords: Sendable {
 
     /// Appends a record encoded elsewhere, as it is.
     public mutating func append(seq: UInt64, record: UnsafeRawBufferPointer) {
-        bytes.append(contentsOf: record)
-        entries.append((seq, bytes.count))
-    }
-
-    /// Appends a record encoded elsewhere, as it is.
-    public mutating func append(seq: UInt64, record: [UInt8]) {
         bytes.append(contentsOf: record)
         entries.append((seq, bytes.count))
     }

@@ -36,6 +36,19 @@ struct LogRecordsTests {
             #expect(decoded == envelope(seq))
         }
         #expect(records.byteCount == read.reduce(0) { $0 + $1.1.count })
+        #expect(try records.envelopes() == (5...10).map(envelope))
+
+        // A record that does not check is named, not decoded.
+        var damaged = LogRecords()
+        damaged.append(envelope(1))
+        var bytes = EnvelopeCodec.encode(envelope(2))
+        bytes[bytes.count / 2] ^= 0x40
+        bytes.withUnsafeBytes { damaged.append(seq: 2, record: $0) }
+        #expect {
+            try damaged.envelopes()
+        } throws: { error in
+            (error as? StorageError)?.code == .corrupt && "\(error)".contains("2")
+        }
     }
 
     @Test func aBinaryPayloadMakesTheRecordItsTreeWould() {
