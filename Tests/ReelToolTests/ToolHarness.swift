@@ -66,10 +66,12 @@ final class StoryDaemon: @unchecked Sendable {
     // @unchecked: only immutable references; `TemporaryDirectory` is a path, not declared Sendable.
     let directory: TemporaryDirectory
     let daemon: SpawnedDaemon
+    let checkpointEvery: Int
 
     static let seeded: UInt64 = 8
 
     init(checkpointEvery: Int = 5) throws {
+        self.checkpointEvery = checkpointEvery
         directory = try TemporaryDirectory("reel-tool")
         daemon = SpawnedDaemon(
             dataDirectory: directory.sub("data"), socketPath: directory.sub("reel.sock"),
@@ -91,6 +93,13 @@ final class StoryDaemon: @unchecked Sendable {
         for _ in 2...Self.seeded {
             let hit = await Tool.run(live + ["dispatch", "increment", #"{"path":"/character/hp","by":-2}"#])
             try #require(hit.status == 0, "\(hit.errors)")
+        }
+        // Checkpoints are encoded off the write path: the one the story promises is waited for
+        // here rather than raced by the commands the tests run next.
+        guard checkpointEvery > 0, checkpointEvery <= Self.seeded else { return }
+        let promised = JSONValue.int(Int64(checkpointEvery))
+        try await waitUntil("the checkpoint at seq \(checkpointEvery)") {
+            try await Tool.run(live + ["checkpoints", "--json"]).jsonLines.contains { $0["seq"] == promised }
         }
     }
 
