@@ -40,6 +40,11 @@ import Testing
         #expect(shown["patch"] == [["op": "replace", "path": "/character/hp", "value": 0]])
         let whatIf = try await runProgram("reel-rpg", ["replay", "--skip", "6", "/character/hp"] + offline)
         #expect(whatIf.output == "0\n")
+        // The checkpoint at seq 4 is encoded off the write path: waited for, not raced.
+        try await waitUntil("the checkpoint at seq 4") {
+            let list = try await runProgram("reel-rpg", ["checkpoints", "--json"] + live).output
+            return list.split(separator: "\n").contains { (try? JSONValue(parsing: String($0)))?["seq"] == 4 }
+        }
         let verify = try await runProgram("reel-rpg", ["verify"] + offline)
         #expect(verify.output == "verified 7 actions: 1 checkpoint(s) match\n", "\(verify.errors)")
 
