@@ -83,3 +83,34 @@ final class ConnectionInbox: Sendable {
         consumer?.resume(returning: nil)
     }
 }
+
+/// One ``ConnectionInbox`` for each event loop of the server's group, emptied by an accept loop
+/// that runs on that event loop (``EventLoopTaskExecutor``), as do the tasks it starts for each
+/// connection. A connection accepted on an event loop is then carried on by that loop's thread
+/// from its accept to its close: through one shared inbox, each connection woke a thread of the
+/// concurrency pool to take it, which woke the event loop again to start it.
+struct ConnectionInboxes: Sendable {
+    struct Loop: Sendable {
+        let inbox: ConnectionInbox
+        let executor: EventLoopTaskExecutor
+    }
+
+    let loops: [Loop]
+    private let byEventLoop: [ObjectIdentifier: ConnectionInbox]
+
+    init(_ group: any EventLoopGroup) {
+        loops = group.makeIterator().map { Loop(inbox: ConnectionInbox(), executor: EventLoopTaskExecutor($0)) }
+        byEventLoop = Dictionary(uniqueKeysWithValues: loops.map { (ObjectIdentifier($0.executor.eventLoop), $0.inbox) })
+    }
+
+    /// The inbox of the accept loop on `eventLoop`; a loop the group did not list (none that NIO
+    /// makes) goes to the first, whose accept loop starts it from another thread.
+    func inbox(for eventLoop: any EventLoop) -> ConnectionInbox {
+        byEventLoop[ObjectIdentifier(eventLoop)] ?? loops[0].inbox
+    }
+
+    /// Takes no more connections in any inbox.
+    func close() {
+        for loop in loops { loop.inbox.close() }
+    }
+}

@@ -47,9 +47,10 @@ public struct ReelServer<State: StoreState>: Service {
         let unanswered = MethodHandler<State>.unansweredMethods
         precondition(unanswered.isEmpty, "methods without an answer: \(unanswered); conform them to TimelineQuery (ReelQuery)")
         let limits = configuration.limits
-        // Connections reach the accept loop through an inbox rather than the async `bind`'s
-        // stream, which can drop one at shutdown and trap (see ConnectionInbox).
-        let inbox = ConnectionInbox()
+        // Connections reach the accept loops through inboxes rather than the async `bind`'s
+        // stream, which can drop one at shutdown and trap (see ConnectionInbox); one inbox and
+        // accept loop for each event loop (ConnectionInboxes).
+        let inboxes = ConnectionInboxes(eventLoopGroup)
         let queryPool = NIOThreadPool(numberOfThreads: 2)
         queryPool.start()
         let handler = MethodHandler(
@@ -73,13 +74,13 @@ public struct ReelServer<State: StoreState>: Service {
         figures.serve(feed)
         let listener: any Channel
         do {
-            listener = try await bind(inbox: inbox, handler: handler, feed: feed, limits: limits)
+            listener = try await bind(inboxes: inboxes, handler: handler, feed: feed, limits: limits)
         } catch {
             try? await queryPool.shutdownGracefully()
             throw error
         }
-        // However the listening socket ends, the accept loop ends with it.
-        listener.closeFuture.whenComplete { _ in inbox.close() }
+        // However the listening socket ends, the accept loops end with it.
+        listener.closeFuture.whenComplete { _ in inboxes.close() }
         do {
             try configuration.onBound(configuration.socketPath)
         } catch {
@@ -91,25 +92,33 @@ public struct ReelServer<State: StoreState>: Service {
 
         let open = figures.connections
         let ids = SubscriptionIDs()
-        await withDiscardingTaskGroup { group in
-            await withGracefulShutdownHandler {
-                while let connection = await inbox.next() {
-                    let admitted = open.admit(limit: limits.maxConnections)
-                    group.addTask {
-                        defer { if admitted { open.release() } }
-                        guard admitted else {
-                            await refuse(connection.channel, limit: limits.maxConnections)
-                            return
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { acceptLoops in
+                for loop in inboxes.loops {
+                    // The connections' tasks inherit the event loop as their executor, but for
+                    // the calls that may take long (ServerConnection.answersOnItsEventLoop).
+                    acceptLoops.addTask(executorPreference: loop.executor) {
+                        await withDiscardingTaskGroup { group in
+                            while let connection = await loop.inbox.next() {
+                                let admitted = open.admit(limit: limits.maxConnections)
+                                group.addTask {
+                                    defer { if admitted { open.release() } }
+                                    guard admitted else {
+                                        await refuse(connection.channel, limit: limits.maxConnections)
+                                        return
+                                    }
+                                    await ServerConnection(
+                                        connection: connection, handler: handler, limits: limits, logger: logger, subscriptionIDs: ids
+                                    ).run()
+                                }
+                            }
                         }
-                        await ServerConnection(
-                            connection: connection, handler: handler, limits: limits, logger: logger, subscriptionIDs: ids
-                        ).run()
                     }
                 }
-            } onGracefulShutdown: {
-                inbox.close()
-                listener.close(promise: nil)
             }
+        } onGracefulShutdown: {
+            inboxes.close()
+            listener.close(promise: nil)
         }
         // Cancelled rather than shut down gracefully, the listening socket is still open.
         try? await listener.close()
@@ -118,9 +127,9 @@ public struct ReelServer<State: StoreState>: Service {
     }
 
     /// Binds the socket. Each accepted connection gets its pipeline (the input gate, framing, the
-    /// stall timer, the request intake) and goes to the inbox.
+    /// stall timer, the request intake) and goes to the inbox of its event loop.
     private func bind(
-        inbox: ConnectionInbox, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
+        inboxes: ConnectionInboxes, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
     ) async throws -> any Channel {
         let loneCommitGates = LoneCommitGates(store: store)
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
@@ -139,7 +148,7 @@ public struct ReelServer<State: StoreState>: Service {
                         MidLineStallHandler(timeout: limits.midLineTimeout),
                         RequestIntake(outbox: outbox, handler: handler, commits: commits, peer: peer)
                     )
-                    try inbox.admit(channel, outbox: outbox, peer: peer)
+                    try inboxes.inbox(for: channel.eventLoop).admit(channel, outbox: outbox, peer: peer)
                 }
             }
         // Bound here rather than by NIO, which keeps its socket's descriptor to itself: a

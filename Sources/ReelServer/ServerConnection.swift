@@ -10,7 +10,8 @@ import Synchronization
 
 /// One client connection, past its event loop's ``RequestIntake``: runs the requests the intake
 /// routed on (queries, subscriptions) concurrently; answers go out in request order, and
-/// subscription updates between them (``Outbox``, ``UpdateFeed``).
+/// subscription updates between them (``Outbox``, ``UpdateFeed``). Its tasks run on the
+/// connection's event loop (``ConnectionInboxes``), but for the calls that may take long.
 struct ServerConnection<State: StoreState>: Sendable {
     let connection: ConnectionInbox.Connection
     let handler: MethodHandler<State>
@@ -95,9 +96,16 @@ struct ServerConnection<State: StoreState>: Sendable {
                         ))
                     outbox.fill(slot, with: Self.encode(id, outcome))
                 case .call(let id, let call, let barrier):
-                    group.addTask {
+                    let answer: @Sendable () async -> Void = {
                         await Self.settle(barrier)
                         outbox.fill(slot, with: Self.encode(id, await handler.answer(call, peer: peer)))
+                    }
+                    // (Two calls, not one with `executorPreference: cond ? nil : …`: a nil
+                    // preference passed explicitly started the task on the global executor.)
+                    if Self.answersOnItsEventLoop(call) {
+                        group.addTask(operation: answer)
+                    } else {
+                        group.addTask(executorPreference: globalConcurrentExecutor, operation: answer)
                     }
                 }
             }
@@ -127,6 +135,15 @@ extension ServerConnection {
         } onCancel: {
             channel.close(promise: nil)
         }
+    }
+
+    /// Whether a call is answered on the connection's event loop, where its tasks run: those with
+    /// a small answer made from memory. Every other call leaves the event loop for the
+    /// concurrency pool: a `get` of a large state encodes it whole, which would hold up every
+    /// connection of the event loop meanwhile (reads that replay go on to the query pool).
+    static func answersOnItsEventLoop(_ call: RPCCall) -> Bool {
+        call.is(Method.Hello.self) || call.is(Method.Stats.self) || call.is(Method.Describe.self)
+            || call.is(Method.HandOver.self) || call.is(Method.TakeOverProgress.self)
     }
 
     /// Waits until every ticket has its outcome (whatever it is).

@@ -1,0 +1,19 @@
+import NIOCore
+
+/// Runs a task's jobs on one NIO event loop: the executor a connection's tasks prefer, so that
+/// the requests its event loop reads are carried on by the same thread, not handed to the
+/// concurrency pool's and back (a wake-up of another thread each way).
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { [self] in
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
