@@ -87,8 +87,8 @@ final class ConnectionInbox: Sendable {
 /// One ``ConnectionInbox`` for each event loop of the server's group, emptied by an accept loop
 /// that runs on that event loop (``EventLoopTaskExecutor``), as do the tasks it starts for each
 /// connection. A connection accepted on an event loop is then carried on by that loop's thread
-/// from its accept to its close: through one shared inbox, each connection woke a thread of the
-/// concurrency pool to take it, which woke the event loop again to start it.
+/// from its accept to its close. With one inbox for all, each connection would wake a thread of
+/// the concurrency pool to take it, and that thread the event loop again to start it.
 struct ConnectionInboxes: Sendable {
     struct Loop: Sendable {
         let inbox: ConnectionInbox

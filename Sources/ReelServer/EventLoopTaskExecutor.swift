@@ -2,7 +2,9 @@ import NIOCore
 
 /// Runs a task's jobs on one NIO event loop: the executor a connection's tasks prefer, so that
 /// the requests its event loop reads are carried on by the same thread, not handed to the
-/// concurrency pool's and back (a wake-up of another thread each way).
+/// concurrency pool's and back (a wake-up of another thread each way). Its jobs share the thread
+/// with every channel of the loop, so they must not block; and the loop must outlive the tasks
+/// (the daemon shuts its event loops down once the server has returned).
 final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop
 
