@@ -130,6 +130,21 @@ import Testing
         return states
     }
 
+    /// `blamed` (blame at `seq`) names every leaf of the state at `seq`, each with the last action
+    /// that changed it, as `states` (the state after each seq) show.
+    static func expectBlame(
+        _ blamed: BlameResult, at seq: UInt64, matches states: [JSONValue], _ context: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        var leaves: [JSONPointer] = []
+        Timeline<JSONValue>.forEachLeafForTests(of: states[Int(seq)]) { leaves.append($0) }
+        #expect(blamed.entries.map(\.path) == leaves, "\(context)the leaves at \(seq)", sourceLocation: sourceLocation)
+        for entry in blamed.entries {
+            let expected = bruteForce(Array(states.prefix(Int(seq) + 1)), entry.path).last
+            #expect(entry.action?.seq == expected, "\(context)blame of \(entry.path) at \(seq)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// The seqs at which the value at `path` differs from the seq before, from the states.
     static func bruteForce(_ states: [JSONValue], _ path: JSONPointer) -> [UInt64] {
         (1..<states.count).filter { states[$0 - 1].value(at: path) != states[$0].value(at: path) }.map(UInt64.init)
@@ -178,13 +193,7 @@ import Testing
             if seq == latest {
                 #expect(try timeline.blame(limit: 100_000, known: (latest, states[Int(latest)])) == blamed, "\(context): blame of a state in memory")
             }
-            var leaves: [JSONPointer] = []
-            Timeline<JSONValue>.forEachLeafForTests(of: states[Int(seq)]) { leaves.append($0) }
-            #expect(blamed.entries.map(\.path) == leaves, "\(context): the leaves at \(seq)")
-            for entry in blamed.entries {
-                let expected = Self.bruteForce(Array(states.prefix(Int(seq) + 1)), entry.path).last
-                #expect(entry.action?.seq == expected, "\(context): blame of \(entry.path) at \(seq)")
-            }
+            Self.expectBlame(blamed, at: seq, matches: states, "\(context): ")
         }
     }
 
@@ -367,13 +376,7 @@ import Testing
         #expect(checkpoints.contains { $0 > 3 && $0 < 64 }, "no checkpoint between the first actions and the last: \(checkpoints)")
         for seq in UInt64(1)...64 {
             let blamed = try timeline.blame(at: seq, limit: 1_000)
-            var leaves: [JSONPointer] = []
-            Timeline<JSONValue>.forEachLeafForTests(of: states[Int(seq)]) { leaves.append($0) }
-            #expect(blamed.entries.map(\.path) == leaves, "the leaves at \(seq)")
-            for entry in blamed.entries {
-                let expected = Self.bruteForce(Array(states.prefix(Int(seq) + 1)), entry.path).last
-                #expect(entry.action?.seq == expected, "blame of \(entry.path) at \(seq)")
-            }
+            Self.expectBlame(blamed, at: seq, matches: states, "")
         }
         let last = try timeline.blame(limit: 1_000).entries.map { ($0.path.description, $0.action?.seq) }
         #expect(last.map(\.0) == ["/early", "/middle", "/nested/x", "/nested/y/z", "/often", "/once"])
