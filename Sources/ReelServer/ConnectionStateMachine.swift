@@ -12,9 +12,9 @@ import DequeModule
 /// active only once its `subscribe` answer is written, so no update overtakes the answer that
 /// announces it.
 ///
-/// Who writes the answers (``AnswerDelivery``): the connection's event loop, in one task per
-/// batch of ready answers, as long as the connection lives; or, once an answer will close the
-/// connection, its closing task (``ClosingAnswerTask``), for good.
+/// The connection's event loop writes the answers, in one task per batch of ready answers, and
+/// closes the connection after the last: an answer that closes it (a framing error's), or the
+/// last one owed once the input ended.
 struct ConnectionStateMachine {
     struct Slot {
         /// The answer, once the request is done.
@@ -30,14 +30,6 @@ struct ConnectionStateMachine {
         }
     }
 
-    /// Who writes the answers.
-    enum AnswerDelivery {
-        /// The event loop, right after the answer that makes answers ready is filled.
-        case eventLoop
-        /// The connection's closing task: the output ends after an answer that closes it.
-        case closingTask
-    }
-
     /// The outcome of asking for a slot.
     enum Reservation: Equatable {
         /// The slot to fill with the answer.
@@ -45,7 +37,8 @@ struct ConnectionStateMachine {
         /// `maxInFlight` answers are outstanding (or the connection is not admitted yet): read no
         /// more until one is written.
         case full
-        /// The output stopped (the peer is gone): read no more at all.
+        /// The output stopped (the peer is gone, or an answer closed the connection): read no
+        /// more at all.
         case stopped
     }
 
@@ -57,8 +50,6 @@ struct ConnectionStateMachine {
         /// Schedule one task on the event loop to write what is ready
         /// (``takeReadyForEventLoop(socketWritable:)``).
         case scheduleEventLoopWrite
-        /// Wake the closing task.
-        case wakeClosingTask
     }
 
     /// What is written now, and who else to tell.
@@ -74,8 +65,9 @@ struct ConnectionStateMachine {
         /// Whether an answer written announces a subscription, which may already be behind the
         /// feed: deliver updates after writing.
         var deliverUpdates: Bool { slots.contains { $0.activates != nil } }
-        /// The last answers went out after the input ended: the closing task closes the connection.
-        var wakeClosingTask = false
+        /// These are the last answers (one closes the connection, or the input ended and nothing
+        /// else is owed): close the connection once they are written.
+        var closesAfterWriting: Bool { drained || slots.last?.closesConnection == true }
     }
 
     /// What to do when a subscription is added.
@@ -109,9 +101,10 @@ struct ConnectionStateMachine {
     /// The subscriptions whose `subscribe` answer has been written, in that order.
     private(set) var activeSubscriptions: [Subscription] = []
     private var inputEnded = false
-    /// No more output: the peer is gone, or an answer closed the connection.
+    /// No more output: the peer is gone.
     private(set) var outputStopped = false
-    private(set) var delivery: AnswerDelivery
+    /// An answer that closes the connection was taken: nothing is written after it.
+    private(set) var closing = false
     /// A task is on its way to the event loop to write what is ready.
     private var eventLoopWriteScheduled = false
     /// Requests are taken from the event loop's intake only once the server admitted the
@@ -121,10 +114,9 @@ struct ConnectionStateMachine {
     private var intakeWaiting = false
     private var registeredWithFeed = false
 
-    init(maxInFlight: Int, delivery: AnswerDelivery = .closingTask, usesFeed: Bool = false) {
+    init(maxInFlight: Int, usesFeed: Bool = false) {
         precondition(maxInFlight > 0, "maxInFlight must be positive")
         self.maxInFlight = maxInFlight
-        self.delivery = delivery
         self.usesFeed = usesFeed
     }
 
@@ -132,7 +124,7 @@ struct ConnectionStateMachine {
 
     /// A request was read by the connection's task: it takes the next slot, if there is room.
     mutating func reserve() -> Reservation {
-        if outputStopped { return .stopped }
+        if outputStopped || closing { return .stopped }
         guard slots.count < maxInFlight else { return .full }
         slots.append(Slot())
         return .slot(firstIndex + slots.count - 1)
@@ -157,7 +149,7 @@ struct ConnectionStateMachine {
     }
 
     /// Whether ``reserve()`` would answer ``Reservation/full``: a reader that must wait for room.
-    var isFull: Bool { !outputStopped && slots.count >= maxInFlight }
+    var isFull: Bool { !outputStopped && !closing && slots.count >= maxInFlight }
 
     /// Whether the first answer owed is ready.
     var hasReadyAnswer: Bool { slots.first?.answer != nil }
@@ -169,16 +161,11 @@ struct ConnectionStateMachine {
 
     /// A request's answer is ready.
     mutating func fill(_ index: Int, with answer: Answer, activating subscription: Subscription? = nil, closing: Bool = false) -> FillAction {
-        guard !outputStopped else { return .none }
+        guard !outputStopped, !self.closing else { return .none }
         slots[index - firstIndex] = Slot(answer: answer, activates: subscription, closesConnection: closing)
-        switch delivery {
-        case .closingTask:
-            return .wakeClosingTask
-        case .eventLoop:
-            guard hasReadyAnswer, !eventLoopWriteScheduled else { return .none }
-            eventLoopWriteScheduled = true
-            return .scheduleEventLoopWrite
-        }
+        guard hasReadyAnswer, !eventLoopWriteScheduled else { return .none }
+        eventLoopWriteScheduled = true
+        return .scheduleEventLoopWrite
     }
 
     /// ``fill(_:with:activating:closing:)`` with an encoded line.
@@ -188,30 +175,22 @@ struct ConnectionStateMachine {
 
     /// On the event loop, in the task a fill scheduled (or when the socket takes writes again):
     /// every ready answer, unless the socket takes no more now (the answers wait in their slots, so
-    /// reading stops when they fill up) or the closing task writes them.
+    /// reading stops when they fill up).
     mutating func takeReadyForEventLoop(socketWritable: Bool) -> Ready {
         eventLoopWriteScheduled = false
-        guard delivery == .eventLoop, socketWritable else { return Ready() }
-        var ready = takeReady()
-        // The last answers after the input ended: the closing task closes the connection.
-        ready.wakeClosingTask = ready.drained
-        return ready
-    }
-
-    /// For the closing task: every ready answer once it writes them; before, none, but whether the
-    /// connection is done.
-    mutating func takeReadyForClosingTask() -> Ready {
-        guard delivery == .closingTask else { return Ready(drained: isDrained) }
+        guard socketWritable else { return Ready() }
         return takeReady()
     }
 
-    /// The leading filled slots, in order, freeing their places for new requests; subscriptions
-    /// they announce become active.
+    /// The leading filled slots, in order, up to an answer that closes the connection (nothing
+    /// is taken after it), freeing their places for new requests; subscriptions they announce
+    /// become active.
     mutating func takeReady() -> Ready {
         var ready = Ready()
-        while let first = slots.first, first.answer != nil {
+        while !closing, let first = slots.first, first.answer != nil {
             ready.slots.append(slots.removeFirst())
             firstIndex += 1
+            if first.closesConnection { closing = true }
             if let subscription = first.activates, subscriptions[subscription.id] != nil {
                 activeSubscriptions.append(subscription)
             }
@@ -221,14 +200,8 @@ struct ConnectionStateMachine {
         return ready
     }
 
-    /// From now on the closing task writes the answers (before an answer that closes the
-    /// connection); no more updates are written.
-    mutating func handOverToClosingTask() {
-        delivery = .closingTask
-    }
-
-    /// Whether updates may be written now: answers go out on the event loop and output goes on.
-    var writesUpdates: Bool { delivery == .eventLoop && !outputStopped }
+    /// Whether updates may be written now: output goes on and no answer closed the connection.
+    var writesUpdates: Bool { !outputStopped && !closing }
 
     // MARK: Subscriptions
 
@@ -254,13 +227,15 @@ struct ConnectionStateMachine {
     // MARK: The end
 
     /// No more requests will be read (the peer ended its input, or the daemon stops): what is
-    /// left is written and the connection closes.
-    mutating func endInput() {
+    /// left is written and the connection closes. Returns whether nothing is owed (nor a write on
+    /// its way, which closes the connection after it): close it now.
+    mutating func endInput() -> Bool {
         inputEnded = true
+        return slots.isEmpty && !eventLoopWriteScheduled && !closing
     }
 
-    /// The output stopped (the peer is gone, or a closing answer was written): nothing more is
-    /// written, readers waiting for room go on (to find none), subscriptions end.
+    /// The output stopped (the connection closed): nothing more is written, readers waiting for
+    /// room go on (to find none), subscriptions end.
     mutating func stopOutput() -> Stop {
         outputStopped = true
         var stop = Stop(notifyIntake: takeIntakeWaiting())

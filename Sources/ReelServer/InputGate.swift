@@ -12,8 +12,9 @@ import NIOCore
 ///
 /// Closed with the outbound user event ``Close`` instead, the gate passes no more bytes on, stops
 /// asking the socket for reads (what the peer sends later stays unread in the kernel), and fires
-/// `ChannelEvent.inputClosed` to the handlers after it: `NIOAsyncChannel` then ends its inbound
-/// stream after the lines it already holds, so the connection answers exactly what it read.
+/// `ChannelEvent.inputClosed` to the handlers after it: the ``RequestIntake`` passes it on after
+/// the lines it already holds, and the ``ConnectionHandler`` ends the connection's input, so the
+/// connection answers exactly what it read.
 /// Sits first in the pipeline, before the framing.
 final class InputGate: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer

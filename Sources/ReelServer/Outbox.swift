@@ -4,19 +4,18 @@ import ReelProtocol
 import Synchronization
 
 /// A connection's ``ConnectionStateMachine`` under a lock, shared by its reader (which reserves
-/// and fills slots), the event loop (which writes answers and updates) and its closing task: it
-/// carries out what the machine decides, and keeps only what the machine cannot, the waiting
-/// (readers waiting for room, the closing task waiting to be woken) and the channel.
+/// and fills slots), the event loop (which writes answers and updates) and the tasks of its
+/// requests: it carries out what the machine decides, and keeps only what the machine cannot, the
+/// waiting (readers waiting for room) and the channel.
 ///
-/// Answers go out one of two ways (``ConnectionStateMachine/AnswerDelivery``). A connection starts
-/// with the event loop writing them: whoever fills the slot that makes answers ready (the store's
-/// writer thread, for a dispatch) schedules one task on the channel's event loop, which takes every
-/// ready answer and writes them with one flush — one hop from the commit to the socket.
-/// Subscription updates are written on the event loop too (``deliverUpdates()``, from the
-/// ``UpdateFeed``), so answers and updates have one writer. An answer that closes the connection
-/// hands the writing to the connection's closing task (``ClosingAnswerTask``) for good. Either
-/// way the answers are taken in order under the lock, and an event-loop write happens in the same
-/// task that took them, so no later write can overtake them.
+/// Whoever fills the slot that makes answers ready (the store's writer thread, for a dispatch)
+/// schedules one task on the channel's event loop, which takes every ready answer and writes them
+/// with one flush — one hop from the commit to the socket. Subscription updates are written on
+/// the event loop too (``deliverUpdates()``, from the ``UpdateFeed``), so answers and updates have
+/// one writer. The answers are taken in order under the lock, and written in the same task that
+/// took them, so no later write can overtake them. After the last answer (one that closes the
+/// connection, or the last owed once the input ended) the event loop closes the channel, once
+/// everything written before has reached the socket.
 final class Outbox: Sendable {
     typealias Slot = ConnectionStateMachine.Slot
 
@@ -32,26 +31,20 @@ final class Outbox: Sendable {
     }
 
     private let state: Mutex<Locked>
-    /// Where answers and updates are written by the event loop; `nil`: answers always through the
-    /// closing task, and no updates (tests of the reader side).
+    /// Where answers and updates are written by the event loop; `nil`: answers are taken with
+    /// ``takeReady()`` by the caller, and no updates (tests of the reader side).
     let channel: (any Channel)?
     /// Where subscriptions get their updates from.
     let feed: UpdateFeed?
     /// Where refused dispatches are counted as their answers are encoded.
     let figures: ServerFigures?
-    private let wakeups: AsyncStream<Void>.Continuation
-    /// Yields when the closing task may have something to do (coalesced: one pending wake-up at most).
-    let wakeupStream: AsyncStream<Void>
 
     init(maxInFlight: Int, channel: (any Channel)? = nil, feed: UpdateFeed? = nil, figures: ServerFigures? = nil) {
         self.channel = channel
         self.feed = feed
         self.figures = figures
-        let machine = ConnectionStateMachine(
-            maxInFlight: maxInFlight, delivery: channel == nil ? .closingTask : .eventLoop, usesFeed: feed != nil && channel != nil
-        )
+        let machine = ConnectionStateMachine(maxInFlight: maxInFlight, usesFeed: feed != nil && channel != nil)
         state = Mutex(Locked(machine: machine))
-        (wakeupStream, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Takes the next slot, waiting while `maxInFlight` answers are outstanding.
@@ -94,22 +87,24 @@ final class Outbox: Sendable {
         intake?()
     }
 
-    /// Fills a slot and gets it written, by the event loop or the closing task.
+    /// Fills a slot and gets it written by the event loop; with `close`, the connection closes
+    /// after this answer.
     func fill(_ index: Int, with bytes: [UInt8], activating subscription: Subscription? = nil, close: Bool = false) {
         fill(index, with: .line(bytes), activating: subscription, close: close)
     }
 
-    /// Fills a slot and gets it written, by the event loop or the closing task.
+    /// Fills a slot and gets it written by the event loop; with `close`, the connection closes
+    /// after this answer.
     func fill(_ index: Int, with answer: Answer, activating subscription: Subscription? = nil, close: Bool = false) {
         let action = state.withLock { $0.machine.fill(index, with: answer, activating: subscription, closing: close) }
         switch action {
         case .none: break
-        case .wakeClosingTask: wake()
-        case .scheduleEventLoopWrite: channel!.eventLoop.execute { self.writeOnEventLoop() }
+        case .scheduleEventLoopWrite: channel?.eventLoop.execute { self.writeOnEventLoop() }
         }
     }
 
-    /// On the event loop: writes every ready answer with one flush, if the machine says so.
+    /// On the event loop: writes every ready answer with one flush, if the machine says so, and
+    /// closes the connection after the last.
     private func writeOnEventLoop() {
         guard let channel else { return }
         let writable = channel.isWritable
@@ -120,10 +115,26 @@ final class Outbox: Sendable {
         release(waiters, intake)
         if !ready.slots.isEmpty {
             write(ByteBuffer(bytes: Self.encode(ready.slots, figures: figures)), on: channel)
-            flush(channel)
+            if !ready.closesAfterWriting { flush(channel) }
             if ready.deliverUpdates { deliverUpdates() }
         }
-        if ready.wakeClosingTask { wake() }
+        if ready.closesAfterWriting { closeAfterWrites(channel) }
+    }
+
+    /// On the event loop: closes the channel once everything written so far reached the socket.
+    ///
+    /// A close drops the writes NIO still holds (the last answers to a peer that reads slowly);
+    /// an empty write completes only after every write before it, so the close waits for it. A
+    /// peer that never reads keeps the connection open until the server closes every connection
+    /// (its shutdown time limit: ``ConnectionRegistry``).
+    private func closeAfterWrites(_ channel: any Channel) {
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        if let head = state.withLock({ $0.head }) {
+            head.value.writeAndFlush(NIOAny(ByteBuffer()), promise: written)
+        } else {
+            channel.writeAndFlush(ByteBuffer(), promise: written)
+        }
+        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// Where writes start: the handler nearest the socket, once it is in the pipeline.
@@ -156,15 +167,8 @@ final class Outbox: Sendable {
         deliverUpdates()
     }
 
-    /// Whether updates may be written now: answers go out on the event loop and output goes on.
+    /// Whether updates may be written now: output goes on, and no answer closed the connection.
     var writesUpdates: Bool { state.withLock { $0.machine.writesUpdates } }
-
-    /// From now on the closing task writes the answers (before an answer that closes the
-    /// connection); no more updates are written.
-    func handOverToClosingTask() {
-        state.withLock { $0.machine.handOverToClosingTask() }
-        wake()
-    }
 
     /// Registers a subscription (inactive until its answer is written) and tells the feed, which
     /// keeps what it needs from the next commit on.
@@ -191,18 +195,16 @@ final class Outbox: Sendable {
         }
     }
 
-    func wake() {
-        wakeups.yield()
-    }
-
-    /// No more requests: what is left is written, and the closing task ends the connection.
+    /// No more requests: what is left is written, then the connection closes (now, if nothing is
+    /// owed).
     func close() {
-        state.withLock { $0.machine.endInput() }
-        wake()
+        let now = state.withLock { $0.machine.endInput() }
+        guard now, let channel else { return }
+        channel.eventLoop.execute { self.closeAfterWrites(channel) }
     }
 
-    /// The output stopped (peer gone, or a closing answer written): release the readers waiting
-    /// for room and the feed.
+    /// The output stopped (the connection closed): release the readers waiting for room and the
+    /// feed.
     func abort() {
         let (waiters, intake) = state.withLock { state in
             let stop = state.machine.stopOutput()
@@ -214,14 +216,13 @@ final class Outbox: Sendable {
             return (state.roomWaiters, stop.notifyIntake ? state.onRoom : nil)
         }
         release(waiters, intake)
-        wakeups.finish()
     }
 
-    /// For the closing task: the leading filled slots, in order, freeing their places for new
-    /// requests; while the event loop writes the answers, none, but whether the connection is done.
+    /// For an outbox without a channel (tests of the reader side): the leading filled slots, in
+    /// order, freeing their places for new requests, and whether the connection is done.
     func takeReady() -> (slots: [Slot], drained: Bool) {
         let (ready, waiters, intake) = state.withLock { state in
-            let ready = state.machine.takeReadyForClosingTask()
+            let ready = state.machine.takeReady()
             return state.taking(ready)
         }
         release(waiters, intake)
@@ -233,7 +234,7 @@ final class Outbox: Sendable {
         intake?()
     }
 
-    /// The slots' answers, one after the other (all of them: a direct write never closes).
+    /// The slots' answers, one after the other.
     static func encode(_ slots: some Collection<Slot>, figures: ServerFigures?) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(slots.reduce(0) { $0 + ($1.answer?.estimatedSize ?? 0) })

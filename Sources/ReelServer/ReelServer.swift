@@ -47,10 +47,7 @@ public struct ReelServer<State: StoreState>: Service {
         let unanswered = MethodHandler<State>.unansweredMethods
         precondition(unanswered.isEmpty, "methods without an answer: \(unanswered); conform them to TimelineQuery (ReelQuery)")
         let limits = configuration.limits
-        // Connections reach the accept loops through inboxes rather than the async `bind`'s
-        // stream, which can drop one at shutdown and trap (see ConnectionInbox); one inbox and
-        // accept loop for each event loop (ConnectionInboxes).
-        let inboxes = ConnectionInboxes(eventLoopGroup)
+        let registry = ConnectionRegistry(open: figures.connections)
         let queryPool = NIOThreadPool(numberOfThreads: 2)
         queryPool.start()
         let handler = MethodHandler(
@@ -74,13 +71,14 @@ public struct ReelServer<State: StoreState>: Service {
         figures.serve(feed)
         let listener: any Channel
         do {
-            listener = try await bind(inboxes: inboxes, handler: handler, feed: feed, limits: limits)
+            listener = try await bind(registry: registry, handler: handler, feed: feed, limits: limits)
         } catch {
             try? await queryPool.shutdownGracefully()
             throw error
         }
-        // However the listening socket ends, the accept loops end with it.
-        listener.closeFuture.whenComplete { _ in inboxes.close() }
+        // However the listening socket ends, the server takes no more connections, and returns
+        // once those open have ended.
+        listener.closeFuture.whenComplete { _ in registry.stopAccepting() }
         do {
             try configuration.onBound(configuration.socketPath)
         } catch {
@@ -90,34 +88,14 @@ public struct ReelServer<State: StoreState>: Service {
         }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)"])
 
-        let open = figures.connections
-        let ids = SubscriptionIDs()
+        // Connections are served by their pipelines (ConnectionHandler), not by tasks of this one:
+        // it waits until they have all ended. Cancelled (the shutdown's time limit), it closes
+        // them, whatever they still owe.
         await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { acceptLoops in
-                for loop in inboxes.loops {
-                    // The connections' tasks inherit the event loop as their executor, but for
-                    // the calls that may take long (ServerConnection.answersOnItsEventLoop).
-                    acceptLoops.addTask(executorPreference: loop.executor) {
-                        await withDiscardingTaskGroup { group in
-                            while let connection = await loop.inbox.next() {
-                                let admitted = open.admit(limit: limits.maxConnections)
-                                group.addTask {
-                                    defer { if admitted { open.release() } }
-                                    guard admitted else {
-                                        await refuse(connection.channel, limit: limits.maxConnections)
-                                        return
-                                    }
-                                    await ServerConnection(
-                                        connection: connection, handler: handler, limits: limits, logger: logger, subscriptionIDs: ids
-                                    ).run()
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            await registry.untilStopped()
         } onGracefulShutdown: {
-            inboxes.close()
+            // No more connections; those open stop reading, answer what they read, and close.
+            registry.stop()
             listener.close(promise: nil)
         }
         // Cancelled rather than shut down gracefully, the listening socket is still open.
@@ -126,12 +104,16 @@ public struct ReelServer<State: StoreState>: Service {
         logger.info("server stopped")
     }
 
-    /// Binds the socket. Each accepted connection gets its pipeline (the input gate, framing, the
-    /// stall timer, the request intake) and goes to the inbox of its event loop.
+    /// Binds the socket. Each accepted connection is registered (under the connection limit) and
+    /// gets its pipeline: the input gate, framing, the stall timer, the request intake and the
+    /// connection's handler.
     private func bind(
-        inboxes: ConnectionInboxes, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
+        registry: ConnectionRegistry, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
     ) async throws -> any Channel {
         let loneCommitGates = LoneCommitGates(store: store)
+        let executors = EventLoopTaskExecutors(eventLoopGroup)
+        let ids = SubscriptionIDs()
+        let logger = self.logger
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
@@ -140,15 +122,26 @@ public struct ReelServer<State: StoreState>: Service {
             .childChannelInitializer { channel in
                 Self.peerCredentials(of: channel).flatMapThrowing { peer in
                     let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel, feed: feed, figures: handler.figures)
-                    let commits = loneCommitGates.gate(for: channel.eventLoop)
-                    try channel.pipeline.syncOperations.addHandlers(
-                        WritabilityRelay(outbox: outbox),
-                        InputGate(),
-                        LineFramingHandler(maxLineLength: limits.maxLineLength),
-                        MidLineStallHandler(timeout: limits.midLineTimeout),
-                        RequestIntake(outbox: outbox, handler: handler, commits: commits, peer: peer)
+                    let connection = ServerConnection(
+                        outbox: outbox, peer: peer, handler: handler, limits: limits, logger: logger, subscriptionIDs: ids
                     )
-                    try inboxes.inbox(for: channel.eventLoop).admit(channel, outbox: outbox, peer: peer)
+                    let operations = channel.pipeline.syncOperations
+                    switch registry.admit(channel, limit: limits.maxConnections) {
+                    case .stopped:
+                        throw ConnectionRegistry.Stopped()
+                    case .refused:
+                        try operations.addHandler(Refusal(limit: limits.maxConnections))
+                    case .admitted:
+                        try operations.addHandlers(
+                            WritabilityRelay(outbox: outbox),
+                            InputGate(),
+                            LineFramingHandler(maxLineLength: limits.maxLineLength),
+                            MidLineStallHandler(timeout: limits.midLineTimeout),
+                            RequestIntake(outbox: outbox, handler: handler, commits: loneCommitGates.gate(for: channel.eventLoop), peer: peer),
+                            ConnectionHandler(connection: connection, registry: registry, executor: executors.executor(for: channel.eventLoop))
+                        )
+                        outbox.admit()
+                    }
                 }
             }
         // Bound here rather than by NIO, which keeps its socket's descriptor to itself: a
@@ -169,17 +162,6 @@ public struct ReelServer<State: StoreState>: Service {
         }
         configuration.handOver?.listening(on: descriptor)
         return listener
-    }
-
-    private func refuse(_ connection: NIOAsyncChannel<RoutedRequest, ByteBuffer>, limit: Int) async {
-        let error = RPCError(
-            code: RPCError.Code.overloaded, message: "the daemon already serves \(limit) connections; try again later"
-        )
-        try? await connection.executeThenClose { _, outbound in
-            try await outbound.write(ByteBuffer(bytes: RPCResponse(id: nil, error: error).encodedLine()))
-            // The close drops what NIO still holds: let the refusal reach the socket first.
-            try await ServerConnection<State>.flush(connection.channel)
-        }
     }
 
     /// The peer's uid, gid and pid from `SO_PEERCRED`: who is on the other end of the socket, as

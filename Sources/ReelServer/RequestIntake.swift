@@ -15,8 +15,7 @@ struct RoutedRequest: Sendable {
 /// The first step of every request, on the connection's event loop, right after framing: a slot
 /// in the ``Outbox``, the route (``RequestRouter``), and for a dispatch the hand-off to the store,
 /// whose commit fills the slot. A dispatch thus costs no task and no wake-up but the store
-/// writer's; other requests go on to the connection's task (``ServerConnection``) as a
-/// ``RoutedRequest``.
+/// writer's; other requests go on to the ``ConnectionHandler`` after it as a ``RoutedRequest``.
 ///
 /// Back-pressure: when `maxInFlight` answers are owed, lines wait here and the intake asks the
 /// socket for no more reads until the outbox has room (``Outbox/onRoom(_:)``). An end of input or
@@ -145,9 +144,6 @@ final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
 
     private func roomCame(context: ChannelHandlerContext) {
         guard !removed, !waiting.isEmpty else { return }
-        // Lines routed on here reach the connection's task at the next read-complete, as if
-        // they had just been read.
-        defer { context.fireChannelReadComplete() }
         defer { commits.flush() }  // (also when the outbox fills up again)
         while let line = waiting.first {
             guard take(line, context: context) else { return }

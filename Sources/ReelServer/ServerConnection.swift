@@ -5,142 +5,106 @@ import ReelFraming
 import ReelJSON
 import ReelProtocol
 import ReelStore
-import ServiceLifecycle
 import Synchronization
 
-/// One client connection, past its event loop's ``RequestIntake``: runs the requests the intake
-/// routed on (queries, subscriptions) concurrently; answers go out in request order, and
-/// subscription updates between them (``Outbox``, ``UpdateFeed``). Its tasks run on the
-/// connection's event loop (``ConnectionInboxes``), but for the calls that may take long.
+/// What one connection's requests do, past its event loop's ``RequestIntake``: the queries and
+/// subscriptions the intake routed on, each carried out in a task of its own
+/// (``ConnectionHandler`` starts them); answers go out in request order, and subscription updates
+/// between them (``Outbox``, ``UpdateFeed``).
 struct ServerConnection<State: StoreState>: Sendable {
-    let connection: ConnectionInbox.Connection
+    let outbox: Outbox
+    let peer: Peer
     let handler: MethodHandler<State>
     let limits: ServerConfiguration.Limits
     let logger: Logger
     let subscriptionIDs: SubscriptionIDs
+    /// The subscriptions to branches, each followed by a task of its own.
+    let branchFollowers = BranchFollowers()
 
-    var channel: NIOAsyncChannel<RoutedRequest, ByteBuffer> { connection.channel }
-    var peer: Peer { connection.peer }
-
-    func run() async {
-        let outbox = connection.outbox
-        do {
-            try await channel.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        await withGracefulShutdownHandler {
-                            await withTaskGroup(of: Void.self) { requests in
-                                await runRequests(inbound, outbox: outbox, requests: &requests)
-                            }
-                        } onGracefulShutdown: {
-                            // Stop reading, keeping the socket whole (see InputGate): what was read
-                            // is still answered, then the connection closes.
-                            channel.channel.triggerUserOutboundEvent(InputGate.Close(), promise: nil)
-                        }
-                        outbox.close()
-                    }
-                    defer { outbox.abort() }
-                    outbox.admit()
-                    try await ClosingAnswerTask(outbox: outbox, outbound: outbound).run()
-                    try await Self.flush(channel.channel)
-                    group.cancelAll()
-                }
+    /// Carries out one request the intake routed here, and fills its slot.
+    func carryOut(_ request: RoutedRequest, tasks: ConnectionTasks, executor: any TaskExecutor) async {
+        let slot = request.slot
+        switch request.route {
+        case .answer, .dispatch:
+            preconditionFailure("the intake carries out answers and dispatches itself")
+        case .subscribe(let id, let params, let barrier) where params.branch != nil:
+            await Self.settle(barrier)
+            let branch = params.branch!
+            let following = branchFollowers.count
+            guard following < limits.maxSubscriptionsPerConnection else {
+                outbox.fill(slot, with: RPCResponse(id: id, error: RPCError(
+                    code: RPCError.Code.overloaded, message: "this connection already follows \(following) branches; unsubscribe some"
+                )).encodedLine())
+                return
             }
-        } catch {
-            logger.debug("connection ended: \(error)", metadata: ["pid": "\(peer.pid)"])
+            let (bytes, made) = await subscribeToBranch(params, branch: branch, id: id)
+            outbox.fill(slot, with: bytes)
+            if let made {
+                let outbox = self.outbox
+                let follower = tasks.start(preferring: executor) {
+                    await followBranch(branch, params: params, subscription: made.id, from: made.seq, value: made.value, outbox: outbox)
+                }
+                if let follower { branchFollowers.add(follower, for: made.id) }
+            }
+        case .subscribe(let id, let params, let barrier):
+            await Self.settle(barrier)
+            let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
+            outbox.fill(slot, with: bytes, activating: subscription)
+        case .unsubscribe(let id, let params) where branchFollowers.cancel(params.subscription):
+            outbox.fill(slot, with: Self.encode(id, .success(UnsubscribeResult())))
+        case .unsubscribe(let id, let params):
+            let outcome: Result<any MethodResult, RPCError> = outbox.remove(subscription: params.subscription)
+                ? .success(UnsubscribeResult())
+                : .failure(RPCError(
+                    code: RPCError.Code.invalidParams, message: "no subscription '\(params.subscription)' on this connection"
+                ))
+            outbox.fill(slot, with: Self.encode(id, outcome))
+        case .call(let id, let call, let barrier):
+            await Self.settle(barrier)
+            outbox.fill(slot, with: Self.encode(id, await handler.answer(call, peer: peer)))
         }
     }
 
-    /// Carries out the requests the intake routed here, until the input ends.
-    private func runRequests(
-        _ inbound: NIOAsyncChannelInboundStream<RoutedRequest>, outbox: Outbox, requests group: inout TaskGroup<Void>
-    ) async {
-        let handler = self.handler, peer = self.peer
-        // The subscriptions to branches, each followed by a task of its own.
-        var branchFollowers: [String: Task<Void, Never>] = [:]
-        defer { for follower in branchFollowers.values { follower.cancel() } }
-        do {
-            for try await request in inbound {
-                let slot = request.slot
-                switch request.route {
-                case .answer, .dispatch:
-                    preconditionFailure("the intake carries out answers and dispatches itself")
-                case .subscribe(let id, let params, let barrier) where params.branch != nil:
-                    await Self.settle(barrier)
-                    let branch = params.branch!
-                    guard branchFollowers.count < limits.maxSubscriptionsPerConnection else {
-                        outbox.fill(slot, with: RPCResponse(id: id, error: RPCError(
-                            code: RPCError.Code.overloaded, message: "this connection already follows \(branchFollowers.count) branches; unsubscribe some"
-                        )).encodedLine())
-                        continue
-                    }
-                    let (bytes, made) = await subscribeToBranch(params, branch: branch, id: id)
-                    outbox.fill(slot, with: bytes)
-                    if let made {
-                        branchFollowers[made.id] = Task {
-                            await followBranch(branch, params: params, subscription: made.id, from: made.seq, value: made.value, outbox: outbox)
-                        }
-                    }
-                case .subscribe(let id, let params, let barrier):
-                    await Self.settle(barrier)
-                    let (bytes, subscription) = await subscribe(params, id: id, outbox: outbox)
-                    outbox.fill(slot, with: bytes, activating: subscription)
-                case .unsubscribe(let id, let params) where branchFollowers[params.subscription] != nil:
-                    branchFollowers.removeValue(forKey: params.subscription)?.cancel()
-                    outbox.fill(slot, with: Self.encode(id, .success(UnsubscribeResult())))
-                case .unsubscribe(let id, let params):
-                    let outcome: Result<any MethodResult, RPCError> = outbox.remove(subscription: params.subscription)
-                        ? .success(UnsubscribeResult())
-                        : .failure(RPCError(
-                            code: RPCError.Code.invalidParams, message: "no subscription '\(params.subscription)' on this connection"
-                        ))
-                    outbox.fill(slot, with: Self.encode(id, outcome))
-                case .call(let id, let call, let barrier):
-                    let answer: @Sendable () async -> Void = {
-                        await Self.settle(barrier)
-                        outbox.fill(slot, with: Self.encode(id, await handler.answer(call, peer: peer)))
-                    }
-                    // (Two calls, not one with `executorPreference: cond ? nil : …`: a nil
-                    // preference passed explicitly started the task on the global executor.)
-                    if Self.answersOnItsEventLoop(call) {
-                        group.addTask(operation: answer)
-                    } else {
-                        group.addTask(executorPreference: globalConcurrentExecutor, operation: answer)
-                    }
-                }
-            }
-        } catch let error as FramingError {
-            guard let slot = await outbox.reserve() else { return }
-            outbox.handOverToClosingTask()  // it closes the connection after this answer
-            outbox.fill(slot, with: RequestRouter<DispatchTicket>.answer(to: error), close: true)
-        } catch {
-            logger.debug("read failed: \(error)")
+    /// The last answer to a peer whose framing failed, after the answers to what it sent before;
+    /// the connection closes after it.
+    func close(after error: FramingError) async {
+        guard let slot = await outbox.reserve() else { return }
+        outbox.fill(slot, with: RequestRouter<DispatchTicket>.answer(to: error), close: true)
+    }
+}
+
+/// A connection's subscriptions to branches, each followed by a task: cancelled by `unsubscribe`,
+/// and all of them when the connection's input ends.
+final class BranchFollowers: Sendable {
+    private let followers = Mutex<[String: Task<Void, Never>]>([:])
+
+    var count: Int { followers.withLock { $0.count } }
+
+    func add(_ follower: Task<Void, Never>, for subscription: String) {
+        followers.withLock { $0[subscription] = follower }
+    }
+
+    /// Cancels the follower of `subscription`; `false` when there is none.
+    func cancel(_ subscription: String) -> Bool {
+        guard let follower = followers.withLock({ $0.removeValue(forKey: subscription) }) else { return false }
+        follower.cancel()
+        return true
+    }
+
+    func cancelAll() {
+        let all = followers.withLock { followers in
+            defer { followers = [:] }
+            return Array(followers.values)
         }
+        for follower in all { follower.cancel() }
     }
 }
 
 extension ServerConnection {
-    /// Waits until NIO has handed everything written so far to the kernel.
-    ///
-    /// `executeThenClose` closes the channel once the connection is done, and a close drops the
-    /// writes NIO still holds: the last answers to a peer that reads slowly. An empty write
-    /// completes only after every write before it, so waiting for it keeps them. A peer that never
-    /// reads would make this wait forever; cancellation (the daemon's shutdown time limit) closes
-    /// the channel instead, which ends the wait.
-    static func flush(_ channel: any Channel) async throws {
-        let flushed = channel.eventLoop.makePromise(of: Void.self)
-        channel.writeAndFlush(ByteBuffer(), promise: flushed)
-        try await withTaskCancellationHandler {
-            try await flushed.futureResult.get()
-        } onCancel: {
-            channel.close(promise: nil)
-        }
-    }
-
-    /// Whether a call is answered on the connection's event loop, where its tasks run: those with
-    /// a small answer made from memory. Every other call leaves the event loop for the
-    /// concurrency pool: a `get` of a large state encodes it whole, which would hold up every
-    /// connection of the event loop meanwhile (reads that replay go on to the query pool).
+    /// Whether a call is answered on the connection's event loop: those with a small answer made
+    /// from memory. Every other call's task runs on the concurrency pool: a `get` of a large state
+    /// encodes it whole, which would hold up every connection of the event loop meanwhile (reads
+    /// that replay go on to the query pool).
     static func answersOnItsEventLoop(_ call: RPCCall) -> Bool {
         call.is(Method.Hello.self) || call.is(Method.Stats.self) || call.is(Method.Describe.self)
             || call.is(Method.HandOver.self) || call.is(Method.TakeOverProgress.self)

@@ -19,10 +19,10 @@ struct ConnectionStateMachineTests {
         #expect(machine.reserve() == .slot(0))
         #expect(machine.reserve() == .slot(1))
         #expect(machine.reserve() == .slot(2))
-        #expect(machine.fill(2, with: bytes("c")) == .wakeClosingTask)
-        #expect(machine.fill(1, with: bytes("b")) == .wakeClosingTask)
+        #expect(machine.fill(2, with: bytes("c")) == .none)
+        #expect(machine.fill(1, with: bytes("b")) == .none)
         #expect(written(machine.takeReady()).isEmpty, "the first answer is not ready: nothing may overtake it")
-        #expect(machine.fill(0, with: bytes("a")) == .wakeClosingTask)
+        #expect(machine.fill(0, with: bytes("a")) == .scheduleEventLoopWrite)
         #expect(written(machine.takeReady()) == ["a", "b", "c"])
         #expect(machine.reserve() == .slot(3))
     }
@@ -68,7 +68,7 @@ struct ConnectionStateMachineTests {
     @Test func theConnectionIsDoneOnceTheInputEndedAndEveryAnswerIsWritten() {
         var machine = ConnectionStateMachine(maxInFlight: 8)
         _ = machine.reserve()
-        machine.endInput()
+        _ = machine.endInput()
         #expect(!machine.takeReady().drained, "an answer is still owed")
         _ = machine.fill(0, with: bytes("last"))
         let ready = machine.takeReady()
@@ -89,7 +89,7 @@ struct ConnectionStateMachineTests {
     // MARK: Who writes, and when
 
     @Test func theEventLoopIsAskedOnceForWhatBecameReady() {
-        var machine = ConnectionStateMachine(maxInFlight: 8, delivery: .eventLoop)
+        var machine = ConnectionStateMachine(maxInFlight: 8)
         for _ in 0..<3 { _ = machine.reserve() }
         #expect(machine.fill(1, with: bytes("b")) == .none, "the first answer owed is not ready")
         #expect(machine.fill(0, with: bytes("a")) == .scheduleEventLoopWrite)
@@ -100,7 +100,7 @@ struct ConnectionStateMachineTests {
     }
 
     @Test func aFullSocketLeavesTheAnswersInTheirSlots() {
-        var machine = ConnectionStateMachine(maxInFlight: 1, delivery: .eventLoop)
+        var machine = ConnectionStateMachine(maxInFlight: 1)
         _ = machine.reserve()
         #expect(machine.fill(0, with: bytes("a")) == .scheduleEventLoopWrite)
         #expect(machine.takeReadyForEventLoop(socketWritable: false).slots.isEmpty)
@@ -108,30 +108,49 @@ struct ConnectionStateMachineTests {
         #expect(written(machine.takeReadyForEventLoop(socketWritable: true)) == ["a"], "written once the socket takes more")
     }
 
-    @Test func anAnswerThatClosesHandsTheWritingToTheClosingTask() {
-        var machine = ConnectionStateMachine(maxInFlight: 4, delivery: .eventLoop, usesFeed: true)
-        _ = machine.reserve()
+    @Test func anAnswerThatClosesIsTheLastWritten() {
+        var machine = ConnectionStateMachine(maxInFlight: 4, usesFeed: true)
+        for _ in 0..<3 { _ = machine.reserve() }
         #expect(machine.writesUpdates)
-        machine.handOverToClosingTask()
+        _ = machine.fill(1, with: bytes("bye"), closing: true)
+        #expect(machine.writesUpdates, "updates go on until the closing answer is written")
+        _ = machine.fill(0, with: bytes("a"))
+        let ready = machine.takeReadyForEventLoop(socketWritable: true)
+        #expect(written(ready) == ["a", "bye"] && ready.closesAfterWriting)
         #expect(!machine.writesUpdates, "no update after the closing answer")
-        #expect(machine.fill(0, with: bytes("bye"), closing: true) == .wakeClosingTask)
-        #expect(machine.takeReadyForEventLoop(socketWritable: true).slots.isEmpty, "the event loop writes no more")
-        #expect(machine.takeReadyForClosingTask().slots.map(\.closesConnection) == [true])
+        #expect(machine.fill(2, with: bytes("late")) == .none, "nothing is written after it")
+        #expect(machine.takeReady().slots.isEmpty)
+        #expect(machine.reserve() == .stopped, "nothing more is read")
     }
 
-    @Test func theLastAnswersAfterTheInputEndedWakeTheClosingTask() {
-        var machine = ConnectionStateMachine(maxInFlight: 4, delivery: .eventLoop)
+    @Test func theLastAnswersAfterTheInputEndedCloseTheConnection() {
+        var machine = ConnectionStateMachine(maxInFlight: 4)
         _ = machine.reserve()
-        machine.endInput()
-        #expect(machine.takeReadyForClosingTask().drained == false)
-        _ = machine.fill(0, with: bytes("last"))
+        let closesNow = machine.endInput()
+        #expect(!closesNow, "an answer is owed: not yet")
+        #expect(machine.fill(0, with: bytes("last")) == .scheduleEventLoopWrite)
         let ready = machine.takeReadyForEventLoop(socketWritable: true)
-        #expect(written(ready) == ["last"] && ready.wakeClosingTask)
-        #expect(machine.takeReadyForClosingTask().drained, "the closing task sees the connection is done")
+        #expect(written(ready) == ["last"] && ready.drained && ready.closesAfterWriting)
+    }
+
+    @Test func anInputThatEndsWithNothingOwedClosesAtOnceUnlessAWriteIsOnItsWay() {
+        var idle = ConnectionStateMachine(maxInFlight: 4)
+        _ = idle.reserve()
+        _ = idle.fill(0, with: bytes("a"))
+        _ = idle.takeReadyForEventLoop(socketWritable: true)
+        let idleClosesNow = idle.endInput()
+        #expect(idleClosesNow, "everything was written: close now")
+
+        var writing = ConnectionStateMachine(maxInFlight: 4)
+        _ = writing.reserve()
+        #expect(writing.fill(0, with: bytes("a")) == .scheduleEventLoopWrite)
+        let writingClosesNow = writing.endInput()
+        #expect(!writingClosesNow, "the write on its way closes after it")
+        #expect(writing.takeReadyForEventLoop(socketWritable: true).closesAfterWriting)
     }
 
     @Test func theIntakeWaitsForAdmissionAndRoomAndIsToldOfBoth() {
-        var machine = ConnectionStateMachine(maxInFlight: 1, delivery: .eventLoop)
+        var machine = ConnectionStateMachine(maxInFlight: 1)
         #expect(machine.reserveForIntake() == .full, "not admitted yet")
         let heard = machine.admit()
         #expect(heard, "the waiting intake hears of the admission")
@@ -147,7 +166,7 @@ struct ConnectionStateMachineTests {
     }
 
     @Test func theFeedHearsOfTheFirstSubscriptionAndOfTheEnd() {
-        var machine = ConnectionStateMachine(maxInFlight: 4, delivery: .eventLoop, usesFeed: true)
+        var machine = ConnectionStateMachine(maxInFlight: 4, usesFeed: true)
         #expect(machine.add(subscription("s1"), limit: 4) == .added(registerWithFeed: true))
         #expect(machine.add(subscription("s2"), limit: 4) == .added(registerWithFeed: false))
         let stop = machine.stopOutput()

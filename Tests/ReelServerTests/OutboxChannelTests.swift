@@ -5,7 +5,7 @@ import Testing
 
 /// ``Outbox`` carrying out its state machine's actions on a channel (NIO's `EmbeddedChannel`):
 /// answers in request order, one write per batch of ready answers, nothing while the socket takes
-/// no more, and the closing task taking over for good.
+/// no more, and the close after the last answer.
 struct OutboxChannelTests {
     func lines(_ channel: EmbeddedChannel) throws -> [String] {
         var lines: [String] = []
@@ -47,17 +47,46 @@ struct OutboxChannelTests {
         #expect(outbox.tryReserve() == .slot(1))
     }
 
-    @Test func afterTheHandOverTheClosingTaskWritesAndTheEventLoopDoesNot() throws {
+    @Test func anAnswerThatClosesIsWrittenAfterThoseBeforeItThenTheChannelCloses() throws {
         let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/reel-test")).wait()
+        let outbox = Outbox(maxInFlight: 4, channel: channel)
+        outbox.admit()
+        guard case .slot(let first) = outbox.tryReserve(), case .slot(let closing) = outbox.tryReserve() else {
+            Issue.record("no slots")
+            return
+        }
+        outbox.fill(closing, with: Array("bye\n".utf8), close: true)
+        channel.embeddedEventLoop.run()
+        #expect(try lines(channel).isEmpty, "it waits for the answer before it")
+        #expect(channel.isActive)
+        outbox.fill(first, with: Array("a\n".utf8))
+        channel.embeddedEventLoop.run()
+        #expect(try lines(channel).joined() == "a\nbye\n")
+        #expect(!channel.isActive, "closed after the closing answer")
+        #expect(!outbox.writesUpdates)
+    }
+
+    @Test func theEndOfInputClosesOnceEverythingOwedIsWritten() throws {
+        let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/reel-test")).wait()
         let outbox = Outbox(maxInFlight: 4, channel: channel)
         outbox.admit()
         guard case .slot(let slot) = outbox.tryReserve() else { Issue.record("no slot"); return }
-        outbox.handOverToClosingTask()
-        outbox.fill(slot, with: Array("bye\n".utf8), close: true)
+        outbox.close()
         channel.embeddedEventLoop.run()
-        #expect(try lines(channel).isEmpty)
-        let taken = outbox.takeReady()
-        #expect(taken.slots.map(\.closesConnection) == [true])
-        #expect(!outbox.writesUpdates)
+        #expect(channel.isActive, "an answer is owed")
+        outbox.fill(slot, with: Array("last\n".utf8))
+        channel.embeddedEventLoop.run()
+        #expect(try lines(channel).joined() == "last\n")
+        #expect(!channel.isActive)
+
+        let idle = EmbeddedChannel()
+        try idle.connect(to: SocketAddress(unixDomainSocketPath: "/reel-test")).wait()
+        let nothingOwed = Outbox(maxInFlight: 4, channel: idle)
+        nothingOwed.admit()
+        nothingOwed.close()
+        idle.embeddedEventLoop.run()
+        #expect(!idle.isActive, "nothing owed: closed at once")
     }
 }

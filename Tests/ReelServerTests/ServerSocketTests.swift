@@ -94,6 +94,54 @@ import Testing
         }
     }
 
+    /// Each query and subscription runs in a task of its own, yet a connection's subscribes and
+    /// unsubscribes take effect in the order they were read, and a call read after one sees it.
+    @Test func pipelinedSubscribesAndUnsubscribesTakeEffectInTheOrderRead() async throws {
+        try await ServerHarness.run { server throws in
+            try await server.connect { connection throws in
+                for n in 1...3 {
+                    #expect(try await connection.request(n, "dispatch", Params.set("/n", .int(Int64(n))))["result"] == ["seq": .int(Int64(n))])
+                }
+                // The subscribe reads the state at seq 1 (a replay, on the query pool): the
+                // unsubscribe and the stats read after it wait for it.
+                try await connection.send(
+                    #"{"jsonrpc":"2.0","id":4,"method":"subscribe","params":{"path":"/n","since":1}}"# + "\n"
+                        + #"{"jsonrpc":"2.0","id":5,"method":"unsubscribe","params":{"subscription":"s1"}}"# + "\n"
+                        + #"{"jsonrpc":"2.0","id":6,"method":"unsubscribe","params":{"subscription":"s1"}}"# + "\n"
+                )
+                var answers: [JSONValue] = []
+                while answers.count < 3 {
+                    let message = try await connection.receive()
+                    if message["method"] != "update" { answers.append(message) }
+                }
+                #expect(answers[0]["result"]?["subscription"] == "s1")
+                #expect(answers[0]["result"]?["seq"] == 1)
+                #expect(answers[1]["id"] == 5 && answers[1]["result"] == [:], "the subscription was there to end")
+                #expect(answers[2]["id"] == 6 && answers[2]["error"]?["code"] == -32602, "and was gone after")
+            }
+        }
+    }
+
+    /// A line too long ends the connection, but only after the answers to the requests before it.
+    @Test func aFramingErrorIsAnsweredAfterTheRequestsBeforeItThenCloses() async throws {
+        try await ServerHarness.run(configure: { $0.limits.maxLineLength = 1024 }) { server throws in
+            try await server.connect { connection throws in
+                try await connection.send(
+                    #"{"jsonrpc":"2.0","id":1,"method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/a","value":1}}}}"# + "\n"
+                        + #"{"jsonrpc":"2.0","id":2,"method":"get","params":{"path":"/a"}}"# + "\n"
+                        + #"{"jsonrpc":"2.0","id":3,"method":"hello"}"# + "\n"
+                        + String(repeating: "x", count: 2000) + "\n"
+                )
+                let answers = [try await connection.receive(), try await connection.receive(), try await connection.receive()]
+                #expect(answers.map { $0["id"] } == [1, 2, 3])
+                #expect(answers[1]["result"]?["value"] == 1)
+                let refused = try await connection.receive()
+                #expect(refused["id"] == .null && refused["error"]?["code"] == 1007)
+                #expect(await connection.isClosed())
+            }
+        }
+    }
+
     @Test func subscriptionsInEachMode() async throws {
         try await ServerHarness.run { server throws in
             try await server.connect { watcher throws in

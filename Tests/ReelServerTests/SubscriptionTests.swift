@@ -99,6 +99,13 @@ import Testing
                         #expect(await third.isClosed())
                     }
                 }
+                // A closed connection gives its place back; a refused one never took one.
+                try await waitUntil("the second connection's place given back") {
+                    try await connection.request(10, "stats")["result"]?["connections"] == 1
+                }
+                try await server.connect { fourth throws in
+                    #expect(try await fourth.request(1, "hello")["result"] != nil)
+                }
             }
         }
     }
