@@ -136,7 +136,7 @@ public enum Daemon {
     /// Writes the journal's space on a thread of its own, a few MiB at a time beside the writer.
     private static func preallocateJournalLater<State: StoreState>(_ store: Store<State>, to size: Int, logger: Logger) {
         let directory = store.directory
-        Thread.detachNewThread {
+        Thread.startNamed("reel-prealloc") {
             do throws(StorageError) {
                 try directory.preallocateJournal(to: size)
             } catch {

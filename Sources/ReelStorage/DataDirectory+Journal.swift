@@ -141,7 +141,7 @@ extension DataDirectory {
     /// directory nobody else holds goes away (and its `deinit` moves the rest into LMDB).
     private func startApplier() {
         guard let journal else { return }
-        let thread = Thread { [weak self] in
+        Thread.startNamed("reel-applier") { [weak self] in
             while let batch = journal.nextBatch() {
                 guard let directory = self else {
                     journal.applied(batch, failure: StorageError(.io, "the data directory was closed"))
@@ -150,8 +150,6 @@ extension DataDirectory {
                 directory.apply(batch, journal: journal)
             }
         }
-        thread.name = "reel-journal-applier"
-        thread.start()
     }
 
     private func apply(_ batch: EncodedBatch, journal: Journal) {

@@ -194,7 +194,7 @@ extension DataDirectory {
             threadsDone.enter()
             // Weak: the thread must not keep the directory (and its LMDB environment) alive past the
             // group's signal, which is what the caller waits for.
-            let thread = Thread { [weak self] in
+            Thread.startNamed("reel-read-ahead") { [weak self] in
                 defer { threadsDone.leave() }
                 var finishedWith: [EnvelopeSegments.Segment] = []
                 while let index = segments.claim(worker: worker, freeing: &finishedWith) {
@@ -203,8 +203,6 @@ extension DataDirectory {
                     self.decodeSegment(index, first: first, last: last, worker: worker, into: segments, preparing: preparing)
                 }
             }
-            thread.name = "reel-read-ahead"
-            thread.start()
         }
         defer {
             // Released and joined before returning: the readers hold read transactions and this

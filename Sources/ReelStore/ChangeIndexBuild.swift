@@ -29,14 +29,12 @@ public final class ChangeIndexBuild: Sendable {
         // the timeline, so the data directory, only until the build returns, or a store closed
         // and opened again at once would find its directory still open.
         let lent = Mutex<Timeline<State>?>(timeline)
-        let thread = Thread {
+        Thread.startNamed("reel-idx-build") {
             if let timeline = lent.withLock({ $0.take() }) {
                 build.run(timeline: timeline, from: indexed, minimumPart: minimumPart, logger: logger)
             }
             build.running.leave()
         }
-        thread.name = "reel-change-index-build"
-        thread.start()
         return build
     }
 

@@ -88,15 +88,13 @@ private final class BackgroundAppend: Sendable {
         // go of the lists and of `append` (which holds the data directory) before it signals, or
         // a store closed and opened again at once would find its directory still open.
         let work = Mutex<(lists: ChangeLists, append: @Sendable (ChangeLists) throws(StoreError) -> Bool)?>((lists, append))
-        let thread = Thread { [self] in
+        Thread.startNamed("reel-idx-append") { [self] in
             if let (lists, append) = work.withLock({ $0.take() }) {
                 let outcome = Result { () throws(StoreError) -> Bool in try append(lists) }
                 result.withLock { $0 = outcome }
             }
             done.signal()
         }
-        thread.name = "reel-change-index-append"
-        thread.start()
     }
 
     /// Waits for the append to end: whether it appended, or what it threw.

@@ -300,7 +300,7 @@ public final class Store<State: StoreState>: Sendable {
     /// Runs a blocking wait on a thread of its own, not on the cooperative pool.
     private static func offThePool(_ body: @escaping @Sendable () -> Void) async {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
+            Thread.startNamed("reel-waiter") {
                 body()
                 continuation.resume()
             }

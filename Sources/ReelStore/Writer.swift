@@ -123,12 +123,10 @@ final class Writer<State: StoreState>: @unchecked Sendable {
         // the writer (and with it the LMDB environment) can go as soon as the store is released,
         // so the same directory can be opened again right after `close()`.
         let exited = self.exited
-        let thread = Thread { [weak self] in
+        Thread.startNamed("reel-writer") { [weak self] in
             self?.run()
             exited.signal()
         }
-        thread.name = "reel-writer"
-        thread.start()
     }
 
     // Specialized for the stock store's state, as ``Timeline``'s entry points are (see there).

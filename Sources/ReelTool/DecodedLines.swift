@@ -54,7 +54,7 @@ enum DecodedLines {
         let queue = BatchQueue<Output>(capacity: batchesAhead)
         let threads = DispatchGroup()
         threads.enter()
-        let reader = Thread {
+        Thread.startNamed("reel-read-lines") {
             defer { threads.leave() }
             var lines = Lines()
             do throws(ToolError) {
@@ -71,19 +71,15 @@ enum DecodedLines {
             _ = queue.put(lines)
             queue.finish()
         }
-        reader.name = "reel-read-lines"
         for number in 0..<max(1, decoders) {
             threads.enter()
-            let decoder = Thread {
+            Thread.startNamed("reel-decode-\(number)") {
                 defer { threads.leave() }
                 while let (position, lines) = queue.takeLines() {
                     queue.decoded(decodeBatch(lines, makeOutput(), decode), at: position)
                 }
             }
-            decoder.name = "reel-decode-\(number)"
-            decoder.start()
         }
-        reader.start()
         // Stopped early, the threads are not waited for: the reader may be blocked reading a pipe
         // that stays open. They stop at their next batch (or end with the process).
         defer { queue.cancel() }

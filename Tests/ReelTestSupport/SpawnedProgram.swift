@@ -76,6 +76,8 @@ public final class SpawnedDaemon: @unchecked Sendable {
     // @unchecked: `Process` is not Sendable; tests use one daemon from one task at a time.
     public let dataDirectory: String
     public let socketPath: String
+    /// The daemon's process id, once started.
+    public var pid: Int32 { process.processIdentifier }
     private let executable: String
     private let arguments: [String]
     private let environment: [String: String]

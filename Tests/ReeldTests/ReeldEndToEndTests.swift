@@ -29,6 +29,29 @@ import Testing
         #expect(try await again.stop(signal: SIGINT) == 0)
     }
 
+    /// The daemon's own threads show their names to `top -H`, `ps -L` and `perf` (the kernel's
+    /// name of a thread), not the name of the Dispatch thread that started them.
+    @Test func itsThreadsShowTheirNames() async throws {
+        let dir = try TemporaryDirectory()
+        let daemon = SpawnedDaemon(dataDirectory: dir.sub("data"), socketPath: dir.sub("reel.sock"))
+        try await daemon.start()
+        try await TestConnection.open(socketPath: daemon.socketPath) { connection throws in
+            #expect(try await connection.request(1, "dispatch", Params.set("/n", 1))["result"] == ["seq": 1])
+        }
+        let tasks = "/proc/\(daemon.pid)/task"
+        func names() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: tasks).map { task in
+                try String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        // (The applier starts with the first action it applies, off the acknowledgement path.)
+        try await waitUntil("the writer and the applier, by name, among \((try? names()) ?? [])") {
+            let names = try names()
+            return names.contains("reel-writer") && names.contains("reel-applier")
+        }
+        #expect(try await daemon.stop() == 0)
+    }
+
     /// `reeld` allocates with jemalloc (linked, not preloaded): glibc's malloc was 7% of its CPU
     /// per dispatch. jemalloc prints its statistics at exit when asked to through MALLOC_CONF;
     /// glibc's malloc ignores the variable.
