@@ -95,36 +95,34 @@ final class ConnectionRegistry: Sendable {
 
     /// Accepts no more connections; those open go on until they end on their own.
     func stopAccepting() {
-        let waiter = state.withLock { state in
-            state.accepting = false
-            return state.takeWaiterIfDone()
-        }
-        waiter?.resume()
+        endAccepting().waiter?.resume()
     }
 
     /// A graceful stop: accepts no more connections, and stops reading every open one (its
     /// ``InputGate`` closes), which then answers what it read and closes.
     func stop() {
-        let channels = state.withLock { state in
-            state.accepting = false
-            return state.channels.values.map(\.channel)
-        }
+        let (channels, waiter) = endAccepting()
         for channel in channels {
             channel.triggerUserOutboundEvent(InputGate.Close(), promise: nil)
         }
-        let waiter = state.withLock { $0.takeWaiterIfDone() }
         waiter?.resume()
     }
 
     /// Closes every open connection now, whatever it still owes: the end of the shutdown's time
     /// limit (a peer that never reads would otherwise keep its connection forever).
     func closeAll() {
-        let channels = state.withLock { state in
-            state.accepting = false
-            return state.channels.values.map(\.channel)
-        }
+        let (channels, waiter) = endAccepting()
         for channel in channels {
             channel.close(promise: nil)
+        }
+        waiter?.resume()
+    }
+
+    /// Takes no more connections: the connections open now, and the waiter if nothing is left.
+    private func endAccepting() -> (channels: [any Channel], waiter: CheckedContinuation<Void, Never>?) {
+        state.withLock { state in
+            state.accepting = false
+            return (state.channels.values.map(\.channel), state.takeWaiterIfDone())
         }
     }
 
