@@ -34,7 +34,7 @@ struct ConnectionStateMachine {
     enum Reservation: Equatable {
         /// The slot to fill with the answer.
         case slot(Int)
-        /// `maxInFlight` answers are outstanding (or the connection is not admitted yet): read no
+        /// `maxInFlight` answers are outstanding: read no
         /// more until one is written.
         case full
         /// The output stopped (the peer is gone, or an answer closed the connection): read no
@@ -107,9 +107,6 @@ struct ConnectionStateMachine {
     private(set) var closing = false
     /// A task is on its way to the event loop to write what is ready.
     private var eventLoopWriteScheduled = false
-    /// Requests are taken from the event loop's intake only once the server admitted the
-    /// connection (under its connection limit).
-    private var admitted = false
     /// The intake was refused a slot and waits to hear of room.
     private var intakeWaiting = false
     private var registeredWithFeed = false
@@ -122,7 +119,8 @@ struct ConnectionStateMachine {
 
     // MARK: Reading: slots for requests
 
-    /// A request was read by the connection's task: it takes the next slot, if there is room.
+    /// A request was read (or an update is to be written in turn with the answers): it takes the
+    /// next slot, if there is room.
     mutating func reserve() -> Reservation {
         if outputStopped || closing { return .stopped }
         guard slots.count < maxInFlight else { return .full }
@@ -130,22 +128,12 @@ struct ConnectionStateMachine {
         return .slot(firstIndex + slots.count - 1)
     }
 
-    /// A request was read by the event loop's intake: as ``reserve()``, but nothing before the
-    /// connection is admitted; a refused intake is told when room may have come (``Ready/notifyIntake``).
+    /// A request was read by the event loop's intake: as ``reserve()``, and a refused intake is
+    /// told when room may have come (``Ready/notifyIntake``).
     mutating func reserveForIntake() -> Reservation {
-        guard admitted else {
-            intakeWaiting = true
-            return .full
-        }
         let reservation = reserve()
         if reservation == .full { intakeWaiting = true }
         return reservation
-    }
-
-    /// The server admitted the connection. Returns whether the intake waits and must hear of it.
-    mutating func admit() -> Bool {
-        admitted = true
-        return takeIntakeWaiting()
     }
 
     /// Whether ``reserve()`` would answer ``Reservation/full``: a reader that must wait for room.

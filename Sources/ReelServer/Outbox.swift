@@ -70,8 +70,8 @@ final class Outbox: Sendable {
     }
 
     /// Takes the next slot if there is room, for the event loop's ``RequestIntake``, which is told
-    /// through ``onRoom(_:)`` when a refused reservation may succeed: room came, the connection was
-    /// admitted, or the output stopped.
+    /// through ``onRoom(_:)`` when a refused reservation may succeed: room came, or the output
+    /// stopped.
     func tryReserve() -> ConnectionStateMachine.Reservation {
         state.withLock { $0.machine.reserveForIntake() }
     }
@@ -79,12 +79,6 @@ final class Outbox: Sendable {
     /// Sets what ``tryReserve()``'s caller is told when room may have come.
     func onRoom(_ callback: @escaping @Sendable () -> Void) {
         state.withLock { $0.onRoom = callback }
-    }
-
-    /// The server admitted the connection: requests may be taken.
-    func admit() {
-        let intake = state.withLock { state in state.machine.admit() ? state.onRoom : nil }
-        intake?()
     }
 
     /// Fills a slot and gets it written by the event loop; with `close`, the connection closes

@@ -140,7 +140,6 @@ public struct ReelServer<State: StoreState>: Service {
                             RequestIntake(outbox: outbox, handler: handler, commits: loneCommitGates.gate(for: channel.eventLoop), peer: peer),
                             ConnectionHandler(connection: connection, registry: registry, executor: executors.executor(for: channel.eventLoop))
                         )
-                        outbox.admit()
                     }
                 }
             }

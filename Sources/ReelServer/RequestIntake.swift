@@ -19,8 +19,7 @@ struct RoutedRequest: Sendable {
 ///
 /// Back-pressure: when `maxInFlight` answers are owed, lines wait here and the intake asks the
 /// socket for no more reads until the outbox has room (``Outbox/onRoom(_:)``). An end of input or
-/// a framing error waits behind those lines, so that what was read is answered. Until the server
-/// admits the connection (under its connection limit), every line waits.
+/// a framing error waits behind those lines, so that what was read is answered.
 final class RequestIntake<State: StoreState>: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = RoutedRequest

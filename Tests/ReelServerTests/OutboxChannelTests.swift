@@ -18,7 +18,6 @@ struct OutboxChannelTests {
     @Test func readyAnswersGoOutInOrderInOneWrite() throws {
         let channel = EmbeddedChannel()
         let outbox = Outbox(maxInFlight: 8, channel: channel)
-        outbox.admit()
         guard case .slot(let a) = outbox.tryReserve(), case .slot(let b) = outbox.tryReserve() else {
             Issue.record("no slots")
             return
@@ -34,7 +33,6 @@ struct OutboxChannelTests {
     @Test func aSocketThatTakesNoMoreHoldsTheAnswersUntilItDoes() throws {
         let channel = EmbeddedChannel()
         let outbox = Outbox(maxInFlight: 1, channel: channel)
-        outbox.admit()
         channel.isWritable = false
         guard case .slot(let slot) = outbox.tryReserve() else { Issue.record("no slot"); return }
         outbox.fill(slot, with: Array("a\n".utf8))
@@ -51,7 +49,6 @@ struct OutboxChannelTests {
         let channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/reel-test")).wait()
         let outbox = Outbox(maxInFlight: 4, channel: channel)
-        outbox.admit()
         guard case .slot(let first) = outbox.tryReserve(), case .slot(let closing) = outbox.tryReserve() else {
             Issue.record("no slots")
             return
@@ -71,7 +68,6 @@ struct OutboxChannelTests {
         let channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/reel-test")).wait()
         let outbox = Outbox(maxInFlight: 4, channel: channel)
-        outbox.admit()
         guard case .slot(let slot) = outbox.tryReserve() else { Issue.record("no slot"); return }
         outbox.close()
         channel.embeddedEventLoop.run()
@@ -84,7 +80,6 @@ struct OutboxChannelTests {
         let idle = EmbeddedChannel()
         try idle.connect(to: SocketAddress(unixDomainSocketPath: "/reel-test")).wait()
         let nothingOwed = Outbox(maxInFlight: 4, channel: idle)
-        nothingOwed.admit()
         nothingOwed.close()
         idle.embeddedEventLoop.run()
         #expect(!idle.isActive, "nothing owed: closed at once")

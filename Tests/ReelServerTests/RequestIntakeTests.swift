@@ -12,10 +12,10 @@ import Testing
         return String(decoding: JSONValue.object(members).serialized(), as: UTF8.self) + "\n"
     }
 
-    @Test func requestsSentBeforeTheConnectionIsAdmittedAreAnswered() async throws {
+    @Test func requestsSentAsTheConnectionOpensAreAnswered() async throws {
         try await ServerHarness.run { server throws in
-            // Many peers that write at once, before the server's accept loop has admitted them:
-            // their lines wait in the intake and are routed once the connection is admitted.
+            // Many peers that write at once, as they connect: their lines are read as soon as
+            // each connection's pipeline is in place.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for peer in 0..<40 {
                     group.addTask {
