@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
-import ReelFraming
 import ReelCore
+import ReelFraming
 import ReelStore
 import Synchronization
 
@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// A connection has no task of its own: one that only dispatches costs no task at all, one that
 /// asks a question costs one for it. (A task per connection, reading an async channel's stream,
-/// cost more than the rest of a short connection together: docs/BENCHMARKS.md, "Latency".)
+/// cost more than the rest of a short connection together: BENCHMARKS.md, "Latency".)
 ///
 /// Subscribes and unsubscribes run one after the other in the order they were read, and a call
 /// read after one waits for it to be done, as if read by one reader; calls run concurrently.
@@ -21,7 +21,6 @@ final class ConnectionHandler<State: StoreState>: ChannelInboundHandler {
     typealias InboundIn = RoutedRequest
 
     private let connection: ServerConnection<State>
-    private let registry: ConnectionRegistry
     private let executor: any TaskExecutor
     private let tasks: ConnectionTasks
     /// The last subscribe or unsubscribe started: the next one, and calls, wait for it.
@@ -29,7 +28,6 @@ final class ConnectionHandler<State: StoreState>: ChannelInboundHandler {
 
     init(connection: ServerConnection<State>, registry: ConnectionRegistry, executor: any TaskExecutor) {
         self.connection = connection
-        self.registry = registry
         self.executor = executor
         self.tasks = ConnectionTasks(registry: registry)
     }
