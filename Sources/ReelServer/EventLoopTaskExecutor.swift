@@ -19,3 +19,19 @@ final class EventLoopTaskExecutor: TaskExecutor {
         }
     }
 }
+
+/// An ``EventLoopTaskExecutor`` for each event loop of the server's group, made once: the
+/// executor the tasks of a connection accepted on that loop prefer.
+struct EventLoopTaskExecutors: Sendable {
+    private let byEventLoop: [ObjectIdentifier: EventLoopTaskExecutor]
+
+    init(_ group: any EventLoopGroup) {
+        byEventLoop = Dictionary(uniqueKeysWithValues: group.makeIterator().map { (ObjectIdentifier($0), EventLoopTaskExecutor($0)) })
+    }
+
+    /// The executor of `eventLoop`; one made now for a loop the group did not list (none that
+    /// NIO gives a channel of the group).
+    func executor(for eventLoop: any EventLoop) -> EventLoopTaskExecutor {
+        byEventLoop[ObjectIdentifier(eventLoop)] ?? EventLoopTaskExecutor(eventLoop)
+    }
+}
