@@ -10,8 +10,8 @@ extension Thread {
     ///
     /// Foundation on Linux hands a thread's name to the kernel only when the thread names itself:
     /// `thread.name = …` before `start()` is kept by Foundation alone, and a thread started from one
-    /// of Dispatch's shows that thread's name (`oot.default-qos`, the end of
-    /// `com.apple.root.default-qos`), as the daemon's writer and applier did.
+    /// of Dispatch's (the store opens on Swift's cooperative pool) shows that thread's name
+    /// (`oot.default-qos`, the end of `com.apple.root.default-qos`).
     @discardableResult
     public static func startNamed(_ name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
         precondition(name.utf8.count <= 15, "a thread's name shows its first 15 bytes only: \(name)")
