@@ -15,8 +15,9 @@ extension Timeline {
 
     /// Folds the actions after `start` into change lists in commits of at most `commitSize`
     /// (``changeListsOnAllCores(from:through:state:minimumPart:progress:stop:)``), until `latest`
-    /// (asked before each commit: the log may grow meanwhile), and hands each commit's lists to
-    /// `append` (by default the directory's `appendToChangeIndex`), in order.
+    /// (asked before each commit, and again once the last append is in: the log may grow
+    /// meanwhile), and hands each commit's lists to `append` (by default the directory's
+    /// `appendToChangeIndex`), in order.
     ///
     /// Each append (LMDB's puts, a tenth of a commit's time, on one core) runs on a thread of its
     /// own while the next commit folds on every core: done one after the other, one core idled
@@ -46,7 +47,15 @@ extension Timeline {
         do throws(StoreError) {
             while stop?() != true {
                 let last = try latest()
-                guard last > folded else { break }
+                guard last > folded else {
+                    // Caught up with the log as it was asked; but the log may have grown while
+                    // the last append ran, and the applier's commits of it then did not continue
+                    // an index that had not reached them: once that append is in, look again
+                    // (after it, the applier's next commit continues the index, or shows here).
+                    guard running != nil else { break }
+                    guard try settle() else { return outcome }
+                    continue
+                }
                 let end = min(last, folded + commitSize)
                 let lists = try changeListsOnAllCores(
                     from: folded + 1, through: end, state: &state, minimumPart: minimumPart, progress: progress, stop: stop

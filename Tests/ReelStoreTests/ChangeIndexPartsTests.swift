@@ -193,4 +193,30 @@ extension ChangeIndexPartsTests {
         }
         #expect(offered.withLock { $0 } == [1, 24])
     }
+
+    /// The log grows while the last commit's append runs (the journal's applier commits actions
+    /// meanwhile, leaving out their entries: the index has not reached them yet): the fold looks
+    /// at the log again once that append is in, and folds what came. Stopping at the log's end as
+    /// first asked left the index behind for good, every later commit of the applier's not
+    /// continuing it.
+    @Test func theLogGrowingDuringTheLastAppendIsFoldedToo() async throws {
+        let directory = try TemporaryDirectory()
+        let (timeline, states) = try await Self.log(in: directory, count: 160, seed: 12)
+        let end = Mutex<UInt64>(100)
+        let appended = Mutex<[UInt64]>([])
+        var state = JSONValue.object([:])
+        let outcome = try timeline.foldChangeIndexCommits(
+            after: 0, state: &state, commitSize: 50, minimumPart: 5, latest: { end.withLock { $0 } },
+            append: { lists in
+                appended.withLock { $0.append(lists.last!) }
+                // The append through 100, the log's end when asked, lets the applier commit
+                // through 160 before it is in.
+                if lists.last == 100 { end.withLock { $0 = 160 } }
+                return true
+            }
+        )
+        #expect(outcome.through == 160 && !outcome.moved)
+        #expect(appended.withLock { $0 } == [50, 100, 150, 160])
+        #expect(state == states[160])
+    }
 }
