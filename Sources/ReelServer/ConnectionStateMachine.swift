@@ -92,8 +92,8 @@ struct ConnectionStateMachine {
 
     /// The most requests in flight on one connection; reading more waits (backpressure on the peer).
     let maxInFlight: Int
-    /// Whether subscriptions are served from an update feed (a real connection; tests of the
-    /// reader side have none).
+    /// Whether subscriptions are served from an update feed (a server's connection; tests of
+    /// the outbox alone have none).
     let usesFeed: Bool
     private var slots: Deque<Slot> = []
     private var firstIndex = 0  // the index of slots.first

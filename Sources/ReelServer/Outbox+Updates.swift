@@ -15,7 +15,7 @@ extension Outbox {
     /// waits: value and patch modes are computed again from the newest value (coalesced), actions
     /// mode goes on from its last delivered seq (``socketBecameWritable()`` calls this again).
     func deliverUpdates() {
-        guard let channel, let feed, channel.isActive, writesUpdates else { return }
+        guard let feed, channel.isActive, writesUpdates else { return }
         feed.prepare()
         var wrote = false
         for subscription in activeSubscriptions {

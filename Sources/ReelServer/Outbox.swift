@@ -31,19 +31,18 @@ final class Outbox: Sendable {
     }
 
     private let state: Mutex<Locked>
-    /// Where answers and updates are written by the event loop; `nil`: answers are taken with
-    /// ``takeReady()`` by the caller, and no updates (tests of the reader side).
-    let channel: (any Channel)?
+    /// Where answers and updates are written, by its event loop.
+    let channel: any Channel
     /// Where subscriptions get their updates from.
     let feed: UpdateFeed?
     /// Where refused dispatches are counted as their answers are encoded.
     let figures: ServerFigures?
 
-    init(maxInFlight: Int, channel: (any Channel)? = nil, feed: UpdateFeed? = nil, figures: ServerFigures? = nil) {
+    init(maxInFlight: Int, channel: any Channel, feed: UpdateFeed? = nil, figures: ServerFigures? = nil) {
         self.channel = channel
         self.feed = feed
         self.figures = figures
-        let machine = ConnectionStateMachine(maxInFlight: maxInFlight, usesFeed: feed != nil && channel != nil)
+        let machine = ConnectionStateMachine(maxInFlight: maxInFlight, usesFeed: feed != nil)
         state = Mutex(Locked(machine: machine))
     }
 
@@ -93,14 +92,13 @@ final class Outbox: Sendable {
         let action = state.withLock { $0.machine.fill(index, with: answer, activating: subscription, closing: close) }
         switch action {
         case .none: break
-        case .scheduleEventLoopWrite: channel?.eventLoop.execute { self.writeOnEventLoop() }
+        case .scheduleEventLoopWrite: channel.eventLoop.execute { self.writeOnEventLoop() }
         }
     }
 
     /// On the event loop: writes every ready answer with one flush, if the machine says so, and
     /// closes the connection after the last.
     private func writeOnEventLoop() {
-        guard let channel else { return }
         let writable = channel.isWritable
         let (ready, waiters, intake) = state.withLock { state in
             let ready = state.machine.takeReadyForEventLoop(socketWritable: writable)
@@ -173,7 +171,7 @@ final class Outbox: Sendable {
         state.withLock { state in
             let action = state.machine.add(subscription, limit: limit)
             guard case .added(let register) = action else { return action }
-            guard let feed, let channel, state.machine.usesFeed else { return action }
+            guard let feed, state.machine.usesFeed else { return action }
             feed.watch(subscription)
             if register { feed.register(self, on: channel.eventLoop) }
             return action
@@ -193,8 +191,8 @@ final class Outbox: Sendable {
     /// owed).
     func close() {
         let now = state.withLock { $0.machine.endInput() }
-        guard now, let channel else { return }
-        channel.eventLoop.execute { self.closeAfterWrites(channel) }
+        guard now else { return }
+        channel.eventLoop.execute { self.closeAfterWrites(self.channel) }
     }
 
     /// The output stopped (the connection closed): release the readers waiting for room and the
@@ -204,23 +202,12 @@ final class Outbox: Sendable {
             let stop = state.machine.stopOutput()
             if let feed {
                 for subscription in stop.unwatch { feed.unwatch(subscription) }
-                if stop.unregisterFromFeed, let channel { feed.unregister(self, on: channel.eventLoop) }
+                if stop.unregisterFromFeed { feed.unregister(self, on: channel.eventLoop) }
             }
             defer { state.roomWaiters = [] }
             return (state.roomWaiters, stop.notifyIntake ? state.onRoom : nil)
         }
         release(waiters, intake)
-    }
-
-    /// For an outbox without a channel (tests of the reader side): the leading filled slots, in
-    /// order, freeing their places for new requests, and whether the connection is done.
-    func takeReady() -> (slots: [Slot], drained: Bool) {
-        let (ready, waiters, intake) = state.withLock { state in
-            let ready = state.machine.takeReady()
-            return state.taking(ready)
-        }
-        release(waiters, intake)
-        return (ready.slots, ready.drained)
     }
 
     private func release(_ waiters: [CheckedContinuation<Void, Never>], _ intake: (@Sendable () -> Void)?) {
