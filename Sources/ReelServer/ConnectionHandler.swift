@@ -62,10 +62,8 @@ final class ConnectionHandler<State: StoreState>: ChannelInboundHandler {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        // The peer ended its input, or the server stops reading (InputGate): what was read is
-        // answered, then the connection closes.
-        connection.branchFollowers.cancelAll()
-        connection.outbox.close()
+        // The peer ended its input, or the server stops reading (InputGate).
+        connection.endInput()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -76,14 +74,12 @@ final class ConnectionHandler<State: StoreState>: ChannelInboundHandler {
             return
         }
         connection.logger.debug("read failed: \(error)", metadata: ["pid": "\(connection.peer.pid)"])
-        connection.branchFollowers.cancelAll()
-        connection.outbox.close()
+        connection.endInput()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         connection.outbox.abort()
-        connection.branchFollowers.cancelAll()
-        tasks.cancelAll()
+        tasks.cancelAll()  // (the branch followers among them)
         context.fireChannelInactive()
     }
 }

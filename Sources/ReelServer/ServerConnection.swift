@@ -65,6 +65,13 @@ struct ServerConnection<State: StoreState>: Sendable {
         }
     }
 
+    /// No more requests: the branch followers stop, what was read is answered, then the
+    /// connection closes.
+    func endInput() {
+        branchFollowers.cancelAll()
+        outbox.close()
+    }
+
     /// The last answer to a peer whose framing failed, after the answers to what it sent before;
     /// the connection closes after it.
     func close(after error: FramingError) async {
