@@ -30,7 +30,9 @@ public struct JSONChanges: Sendable, Equatable {
 /// the same pointers (every edit changes the root) name them by number: ``changedNodes`` and
 /// ``unfollowedNodes`` list the current edit's, each once.
 public struct JSONChangeRecorder: Sendable {
-    public private(set) var tree = PointerTree()
+    // (`tree` and `marks` are set by the initializer only: a default value would be made, then
+    // replaced.)
+    public private(set) var tree: PointerTree
     /// The pointers the current edit changed, each ancestor included, each once.
     public private(set) var changedNodes: [PointerTree.Node] = []
     /// The changed pointers under which the current edit's change was not followed.
@@ -40,7 +42,7 @@ public struct JSONChangeRecorder: Sendable {
     private let editBudget: Int
     /// Per node, the edit that last marked it changed (`edit` is the current one): marking is a
     /// comparison, not a set insertion.
-    private var marks: [UInt32] = [0]
+    private var marks: [UInt32]
     private var edit: UInt32 = 1
     /// The node of each path of two or more tokens that ``record(at:from:to:)`` was given once
     /// the tree is large (``pathCacheFromNodes``): an app's actions change the same leaves again
@@ -55,9 +57,15 @@ public struct JSONChangeRecorder: Sendable {
     /// index entry per pointer stays within a few kilobytes per action.
     public static let defaultBudget = 512
 
-    public init(budget: Int = defaultBudget) {
+    /// - Parameter capacity: How many pointers the recorder's tree should have room for at once
+    ///   (``PointerTree/init(capacity:)``).
+    public init(budget: Int = defaultBudget, capacity: Int = 0) {
         self.budget = budget
         editBudget = budget
+        tree = PointerTree(capacity: capacity)
+        marks = []
+        marks.reserveCapacity(capacity + 1)
+        marks.append(0)
     }
 
     /// Forgets what the current edit recorded (the pointers stay interned) and starts another.

@@ -20,13 +20,28 @@ public struct PointerTree: Sendable {
 
     /// Each node but the root, found by its parent and last token (``TokenHash``).
     private var edges = NodeTable()
-    private var links: [Links] = [Links(parent: -1, byteCount: 0)]
-    private var tokens: [String] = [""]
+    // (Set by the initializers only: a default value would be made, then replaced, by each.)
+    private var links: [Links]
+    private var tokens: [String]
 
     /// The length in bytes of the longest pointer the tree holds, in its escaped string form.
     public private(set) var longestByteCount = 0
 
-    public init() {}
+    public init() {
+        self.init(capacity: 0)
+    }
+
+    /// A tree with room for `capacity` pointers besides the root, allocated at once: a commit's
+    /// tree grown one pointer at a time reallocated each of its arrays about log2(n) times.
+    public init(capacity: Int) {
+        edges = NodeTable(capacity: capacity)
+        links = []
+        links.reserveCapacity(capacity + 1)
+        links.append(Links(parent: -1, byteCount: 0))
+        tokens = []
+        tokens.reserveCapacity(capacity + 1)
+        tokens.append("")
+    }
 
     /// How many pointers the tree holds, the root included.
     public var count: Int { links.count }

@@ -53,6 +53,16 @@ struct NodeTable: Sendable {
     private var slots: [UInt64] = []
     private(set) var count = 0
 
+    init() {}
+
+    /// A table with room for `capacity` nodes before it grows (none allocated for 0).
+    init(capacity: Int) {
+        guard capacity > 0 else { return }
+        var size = 16
+        while capacity * 2 > size { size *= 2 }
+        slots = Array(repeating: 0, count: size)
+    }
+
     /// The node whose key has `hash` and satisfies `matches`, or `nil`.
     @inline(__always)
     func find(hash: UInt64, matches: (Int32) -> Bool) -> Int32? {

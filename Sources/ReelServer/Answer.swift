@@ -10,22 +10,6 @@ import ReelStore
 enum Answer: Sendable {
     case line([UInt8])
     case dispatch(SettledDispatch)
-
-    /// Appends the answer's line.
-    func encode(into bytes: inout [UInt8], figures: ServerFigures?) {
-        switch self {
-        case .line(let line): bytes += line
-        case .dispatch(let settled): settled.encode(into: &bytes, figures: figures)
-        }
-    }
-
-    /// About how many bytes ``encode(into:figures:)`` appends, to reserve them at once.
-    var estimatedSize: Int {
-        switch self {
-        case .line(let line): line.count
-        case .dispatch: 64
-        }
-    }
 }
 
 /// A dispatch's outcome with what its answer needs from the request.

@@ -164,17 +164,33 @@ struct ConnectionStateMachine {
     /// On the event loop, in the task a fill scheduled (or when the socket takes writes again):
     /// every ready answer, unless the socket takes no more now (the answers wait in their slots, so
     /// reading stops when they fill up).
+    ///
+    /// - Parameter storage: An empty array whose memory the taken slots reuse, moved into the
+    ///   answer (the event loop keeps one from write to write).
     mutating func takeReadyForEventLoop(socketWritable: Bool) -> Ready {
+        var none: [Slot] = []
+        return takeReadyForEventLoop(socketWritable: socketWritable, reusing: &none)
+    }
+
+    /// ``takeReadyForEventLoop(socketWritable:)`` into `storage`'s memory.
+    mutating func takeReadyForEventLoop(socketWritable: Bool, reusing storage: inout [Slot]) -> Ready {
         eventLoopWriteScheduled = false
         guard socketWritable else { return Ready() }
-        return takeReady()
+        return takeReady(reusing: &storage)
     }
 
     /// The leading filled slots, in order, up to an answer that closes the connection (nothing
     /// is taken after it), freeing their places for new requests; subscriptions they announce
     /// become active.
     mutating func takeReady() -> Ready {
+        var none: [Slot] = []
+        return takeReady(reusing: &none)
+    }
+
+    /// ``takeReady()`` into `storage`'s memory (moved into the answer).
+    mutating func takeReady(reusing storage: inout [Slot]) -> Ready {
         var ready = Ready()
+        swap(&ready.slots, &storage)
         while !closing, let first = slots.first, first.answer != nil {
             ready.slots.append(slots.removeFirst())
             firstIndex += 1

@@ -31,6 +31,8 @@ final class Outbox: Sendable {
     }
 
     private let state: Mutex<Locked>
+    /// What answers are taken and encoded into, on the event loop (``writeOnEventLoop()``).
+    private let answerBuffers: NIOLoopBoundBox<AnswerBuffers>
     /// Where answers and updates are written, by its event loop.
     let channel: any Channel
     /// Where subscriptions get their updates from.
@@ -44,6 +46,7 @@ final class Outbox: Sendable {
         self.figures = figures
         let machine = ConnectionStateMachine(maxInFlight: maxInFlight, usesFeed: feed != nil)
         state = Mutex(Locked(machine: machine))
+        answerBuffers = .makeBoxSendingValue(AnswerBuffers(), eventLoop: channel.eventLoop)
     }
 
     /// Takes the next slot, waiting while `maxInFlight` answers are outstanding.
@@ -100,17 +103,19 @@ final class Outbox: Sendable {
     /// closes the connection after the last.
     private func writeOnEventLoop() {
         let writable = channel.isWritable
-        let (ready, waiters, intake) = state.withLock { state in
-            let ready = state.machine.takeReadyForEventLoop(socketWritable: writable)
+        var storage = answerBuffers.value.takeSlots()
+        var (ready, waiters, intake) = state.withLock { state in
+            let ready = state.machine.takeReadyForEventLoop(socketWritable: writable, reusing: &storage)
             return state.taking(ready)
         }
         release(waiters, intake)
         if !ready.slots.isEmpty {
-            write(ByteBuffer(bytes: Self.encode(ready.slots, figures: figures)), on: channel)
+            write(answerBuffers.value.encode(ready.slots, figures: figures), on: channel)
             if !ready.closesAfterWriting { flush(channel) }
             if ready.deliverUpdates { deliverUpdates() }
         }
         if ready.closesAfterWriting { closeAfterWrites(channel) }
+        answerBuffers.value.keep(&ready.slots)
     }
 
     /// On the event loop: closes the channel once everything written so far reached the socket.
@@ -215,16 +220,57 @@ final class Outbox: Sendable {
         intake?()
     }
 
-    /// The slots' answers, one after the other.
-    static func encode(_ slots: some Collection<Slot>, figures: ServerFigures?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(slots.reduce(0) { $0 + ($1.answer?.estimatedSize ?? 0) })
-        for slot in slots { slot.answer!.encode(into: &bytes, figures: figures) }
-        return bytes
-    }
 
     /// The subscriptions whose `subscribe` answer has been written.
     var activeSubscriptions: [Subscription] { state.withLock { $0.machine.activeSubscriptions } }
+}
+
+/// The memory a connection's answers are taken and encoded into, kept from one write to the next:
+/// writing answers then allocates nothing once it is large enough. (Each write allocated four
+/// times: the array of slots taken, the encoded bytes, and the `ByteBuffer`'s object and memory;
+/// with one dispatch in flight per client, that was a quarter of a dispatch's allocations.)
+private struct AnswerBuffers {
+    /// Memory larger than this (a large query's answer) is let go once written, not kept for the
+    /// life of the connection.
+    static let keptBytes = 64 << 10
+
+    private var slots: [Outbox.Slot] = []
+    /// Where a dispatch's answer is encoded before it is copied into `buffer`.
+    private var line: [UInt8] = []
+    /// Given to the channel, which holds it until it is written; reused (`clear()` in place)
+    /// once the channel let go of it, copied (by `ByteBuffer`'s copy on write) while it has not.
+    private var buffer = ByteBuffer()
+
+    /// The empty array the next slots are taken into.
+    mutating func takeSlots() -> [Outbox.Slot] {
+        var taken: [Outbox.Slot] = []
+        swap(&taken, &slots)
+        return taken
+    }
+
+    /// Keeps the array of slots taken, emptied, for the next write; lets go of memory grown past
+    /// ``keptBytes``.
+    mutating func keep(_ taken: inout [Outbox.Slot]) {
+        swap(&slots, &taken)
+        slots.removeAll(keepingCapacity: slots.capacity <= Self.keptBytes / 64)
+        if buffer.capacity > Self.keptBytes { buffer = ByteBuffer() }
+    }
+
+    /// The slots' answers, one after the other.
+    mutating func encode(_ taken: [Outbox.Slot], figures: ServerFigures?) -> ByteBuffer {
+        buffer.clear()
+        for slot in taken {
+            switch slot.answer! {
+            case .line(let bytes):
+                buffer.writeBytes(bytes)
+            case .dispatch(let settled):
+                line.removeAll(keepingCapacity: true)
+                settled.encode(into: &line, figures: figures)
+                buffer.writeBytes(line)
+            }
+        }
+        return buffer
+    }
 }
 
 extension Outbox.Locked {

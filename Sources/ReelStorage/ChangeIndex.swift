@@ -38,8 +38,9 @@ public struct ChangeIndexStatus: Sendable, Equatable {
 /// the end (``removeActions(after:)``), two runs can be joined (``append(_:)``), and a pointer's
 /// string is built once, when the lists are written.
 public struct ChangePostings: Sendable {
-    /// Records the current action's changes; interns the run's pointers.
-    public var recorder = JSONChangeRecorder()
+    /// Records the current action's changes; interns the run's pointers. (Made by the
+    /// initializers only: a default value would be made, then replaced.)
+    public var recorder: JSONChangeRecorder
     /// Each action's seq and where its entries end in ``entries``.
     private var actions: [(seq: UInt64, end: Int)] = []
     /// The actions' entries: `n` for a change of node `n`, `~n` for one left unfollowed below it.
@@ -49,7 +50,17 @@ public struct ChangePostings: Sendable {
     /// interns one run's pointers anew in the other's tree).
     private var changesMayRepeat = false
 
-    public init() {}
+    public init() {
+        recorder = JSONChangeRecorder()
+    }
+
+    /// Postings with room for `actions` actions that change about one pointer each, allocated at
+    /// once (a group's: the writer knows how many requests it evaluates).
+    public init(capacity actions: Int) {
+        recorder = JSONChangeRecorder(capacity: actions)
+        self.actions.reserveCapacity(actions)
+        entries.reserveCapacity(actions)
+    }
 
     /// The seqs covered: every action of this run, whether it changed anything or not.
     public var first: UInt64? { actions.first?.seq }

@@ -86,7 +86,7 @@ extension Writer {
     /// of the state. Answers nothing yet.
     func evaluate(_ requests: ArraySlice<DispatchRequest>, checkpoints: [Checkpoint]) -> GroupEvaluation {
         var group = GroupEvaluation(batch: CommitBatch(checkpoints: checkpoints), requests: requests, workingSeq: seq, inFlight: inFlight)
-        if recordsChanges { group.batch.changes = ChangePostings() }
+        if recordsChanges { group.batch.changes = ChangePostings(capacity: requests.count) }
         group.batch.envelopes.reserveCapacity(requests.count)  // one action each, as most are
         var keysInGroup: [String: DedupRecord] = [:]
         /// The keys already durable before this group, of all its requests (one read transaction).

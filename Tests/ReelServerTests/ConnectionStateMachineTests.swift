@@ -108,6 +108,21 @@ struct ConnectionStateMachineTests {
         #expect(written(machine.takeReadyForEventLoop(socketWritable: true)) == ["a"], "written once the socket takes more")
     }
 
+    @Test func theAnswersTakenGoIntoTheMemoryGiven() {
+        var machine = ConnectionStateMachine(maxInFlight: 8)
+        for index in 0..<3 {
+            _ = machine.reserve()
+            _ = machine.fill(index, with: bytes("\(index)"))
+        }
+        var storage: [ConnectionStateMachine.Slot] = []
+        storage.reserveCapacity(8)
+        let memory = storage.withUnsafeBufferPointer { $0.baseAddress }
+        let ready = machine.takeReadyForEventLoop(socketWritable: true, reusing: &storage)
+        #expect(written(ready) == ["0", "1", "2"])
+        #expect(ready.slots.withUnsafeBufferPointer { $0.baseAddress } == memory, "no new array for the slots")
+        #expect(storage.isEmpty, "the memory moved into the answer")
+    }
+
     @Test func anAnswerThatClosesIsTheLastWritten() {
         var machine = ConnectionStateMachine(maxInFlight: 4, usesFeed: true)
         for _ in 0..<3 { _ = machine.reserve() }

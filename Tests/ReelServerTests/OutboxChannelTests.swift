@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 @testable import ReelServer
+import ReelStore
 import Testing
 
 /// ``Outbox`` carrying out its state machine's actions on a channel (NIO's `EmbeddedChannel`):
@@ -62,6 +63,31 @@ struct OutboxChannelTests {
         #expect(try lines(channel).joined() == "a\nbye\n")
         #expect(!channel.isActive, "closed after the closing answer")
         #expect(!outbox.writesUpdates)
+    }
+
+    /// The outbox encodes into memory it keeps from write to write; a write the channel still
+    /// holds must come out as it was written, whatever is encoded after it (a large answer, which
+    /// is not kept, then dispatches' answers, encoded as they are written).
+    @Test func answersWrittenOneAfterTheOtherKeepTheirBytes() throws {
+        let channel = EmbeddedChannel()
+        let outbox = Outbox(maxInFlight: 4, channel: channel)
+        let large = String(repeating: "x", count: 100_000) + "\n"
+        var expected: [String] = []
+        for round in 0..<4 {
+            guard case .slot(let first) = outbox.tryReserve(), case .slot(let second) = outbox.tryReserve() else {
+                Issue.record("no slots")
+                return
+            }
+            outbox.fill(first, with: Array((round == 1 ? large : "line \(round)\n").utf8))
+            let settled = SettledDispatch(
+                id: .int(Int64(round)), isBatch: false, expectedSeq: nil, outcome: .success(DispatchResult(seqs: UInt64(round + 1)...UInt64(round + 1)))
+            )
+            outbox.fill(second, with: .dispatch(settled))
+            channel.embeddedEventLoop.run()
+            expected.append((round == 1 ? large : "line \(round)\n") + #"{"jsonrpc":"2.0","id":\#(round),"result":{"seq":\#(round + 1)}}"# + "\n")
+        }
+        // Read only now: every write was still held by the channel when the next was encoded.
+        #expect(try lines(channel) == expected)
     }
 
     @Test func theEndOfInputClosesOnceEverythingOwedIsWritten() throws {
