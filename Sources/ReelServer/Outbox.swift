@@ -235,8 +235,8 @@ private struct AnswerBuffers {
     static let keptBytes = 64 << 10
 
     private var slots: [Outbox.Slot] = []
-    /// Where a dispatch's answer is encoded before it is copied into `buffer`.
-    private var line: [UInt8] = []
+    /// Where the answers are encoded before they are copied into `buffer` at once.
+    private var bytes: [UInt8] = []
     /// Given to the channel, which holds it until it is written; reused (`clear()` in place)
     /// once the channel let go of it, copied (by `ByteBuffer`'s copy on write) while it has not.
     private var buffer = ByteBuffer()
@@ -253,22 +253,21 @@ private struct AnswerBuffers {
     mutating func keep(_ taken: inout [Outbox.Slot]) {
         swap(&slots, &taken)
         slots.removeAll(keepingCapacity: slots.capacity <= Self.keptBytes / 64)
+        bytes.removeAll(keepingCapacity: bytes.capacity <= Self.keptBytes)
         if buffer.capacity > Self.keptBytes { buffer = ByteBuffer() }
     }
 
     /// The slots' answers, one after the other.
     mutating func encode(_ taken: [Outbox.Slot], figures: ServerFigures?) -> ByteBuffer {
-        buffer.clear()
+        bytes.removeAll(keepingCapacity: true)
         for slot in taken {
             switch slot.answer! {
-            case .line(let bytes):
-                buffer.writeBytes(bytes)
-            case .dispatch(let settled):
-                line.removeAll(keepingCapacity: true)
-                settled.encode(into: &line, figures: figures)
-                buffer.writeBytes(line)
+            case .line(let line): bytes += line
+            case .dispatch(let settled): settled.encode(into: &bytes, figures: figures)
             }
         }
+        buffer.clear()
+        buffer.writeBytes(bytes)
         return buffer
     }
 }
