@@ -109,7 +109,17 @@ extension Outbox {
     }
 
     private func deliverValue(to subscription: Subscription, feed: UpdateFeed, channel: any Channel) -> Bool {
-        guard let current = feed.value(at: subscription.path) else { return false }
+        let position = subscription.deliveredSeq
+        let current: UpdateFeed.PathValue
+        switch feed.valueNews(at: subscription.path, after: position.seq, fromFeed: position.fromFeed) {
+        case .none:
+            return false
+        case .sameValue(let seq):
+            subscription.advanceDelivered(to: seq)
+            return false
+        case .newer(let newest):
+            current = newest
+        }
         let delivered = subscription.delivered
         guard delivered.seq < current.seq else { return false }
         let send: ValueSend

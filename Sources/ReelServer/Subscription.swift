@@ -40,6 +40,16 @@ final class Subscription: Sendable {
         set { state.withLock { $0 = newValue } }
     }
 
+    /// The seq of the last update and whether the feed published it, without the value.
+    var deliveredSeq: (seq: UInt64, fromFeed: Bool) {
+        state.withLock { ($0.seq, $0.fromFeed) }
+    }
+
+    /// Moves the last update's seq forward, the value it holds unchanged.
+    func advanceDelivered(to seq: UInt64) {
+        state.withLock { $0.seq = seq }
+    }
+
     /// Claims the log read; `false` when one is under way.
     func startCatchingUp() -> Bool {
         catchingUp.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged

@@ -99,6 +99,25 @@ final class UpdateFeed: Sendable {
     struct Watched: Sendable {
         var subscribers = 0
         var value: PathValue?
+
+        /// What a subscriber that holds the value as of `delivered` (a seq this feed published,
+        /// when `fromFeed`) is to be given. Mutating only to be called in place, through the
+        /// dictionary's `_modify`, without copying the value and its buffers.
+        mutating func news(after delivered: UInt64, fromFeed: Bool) -> ValueNews {
+            guard let value, delivered < value.seq else { return .none }
+            if fromFeed, delivered >= value.changedAt { return .sameValue(seq: value.seq) }
+            return .newer(value)
+        }
+    }
+
+    /// What a value or patch subscriber is to be given (``valueNews(at:after:fromFeed:)``).
+    enum ValueNews {
+        /// Nothing newer than what it has.
+        case none
+        /// A newer seq, at which the value it holds is still the value: nothing to write.
+        case sameValue(seq: UInt64)
+        /// The newest value, to compare with what it holds.
+        case newer(PathValue)
     }
 
     struct Loop: Sendable {
@@ -118,6 +137,8 @@ final class UpdateFeed: Sendable {
         var pagedBytes = 0
         var actionSubscribers = 0
         var paths: [JSONPointer: Watched] = [:]
+        /// How many of `paths` have no value yet (watched since the last values were read).
+        var valuelessPaths = 0
         /// The seq of the state the watched values were read from.
         var valuesSeq: UInt64 = 0
         var loops: [ObjectIdentifier: Loop] = [:]
@@ -167,6 +188,7 @@ final class UpdateFeed: Sendable {
                 state.actionSubscribers += 1
                 return [Loop]()
             case .value, .patch:
+                if state.paths[subscription.path] == nil { state.valuelessPaths += 1 }
                 state.paths[subscription.path, default: Watched()].subscribers += 1
                 // Its value is needed now, not at the next commit, which may be long in coming.
                 return state.paths[subscription.path]!.value == nil ? state.scheduleDeliveries() : []
@@ -183,7 +205,11 @@ final class UpdateFeed: Sendable {
                 if state.actionSubscribers == 0 { state.dropActions() }
             case .value, .patch:
                 state.paths[subscription.path]?.subscribers -= 1
-                if state.paths[subscription.path]?.subscribers == 0 { state.paths[subscription.path] = nil }
+                if state.paths[subscription.path]?.subscribers == 0, let removed = state.paths.removeValue(forKey: subscription.path),
+                    removed.value == nil
+                {
+                    state.valuelessPaths -= 1
+                }
             }
         }
     }
@@ -260,24 +286,25 @@ final class UpdateFeed: Sendable {
         }
     }
 
-    fileprivate static func advance(_ old: PathValue?, to value: JSONValue, at seq: UInt64) -> PathValue {
-        guard var entry = old else {
-            return PathValue(
+    /// Brings a path's entry to `value` as of `seq`, in place.
+    fileprivate static func advance(_ entry: inout PathValue?, to value: JSONValue, at seq: UInt64) {
+        guard entry != nil else {
+            entry = PathValue(
                 seq: seq, value: value, encoded: ByteBuffer(bytes: value.serialized()), changedAt: seq, previous: nil,
                 previousChangedAt: 0, patch: nil
             )
+            return
         }
-        entry.seq = seq
-        entry.valueLine = nil
-        entry.patchLine = nil
-        guard value != entry.value else { return entry }
-        entry.previous = entry.value
-        entry.previousChangedAt = entry.changedAt
-        entry.value = value
-        entry.encoded = ByteBuffer(bytes: value.serialized())
-        entry.changedAt = seq
-        entry.patch = nil
-        return entry
+        entry!.seq = seq
+        entry!.valueLine = nil
+        entry!.patchLine = nil
+        guard value != entry!.value else { return }
+        entry!.previous = entry!.value
+        entry!.previousChangedAt = entry!.changedAt
+        entry!.value = value
+        entry!.encoded = ByteBuffer(bytes: value.serialized())
+        entry!.changedAt = seq
+        entry!.patch = nil
     }
 
     // MARK: the event loops' side
@@ -309,6 +336,16 @@ final class UpdateFeed: Sendable {
     /// The value at `path` as of the feed's seq, once a commit was seen since it is watched.
     func value(at path: JSONPointer) -> PathValue? {
         state.withLock { $0.paths[path]?.value }
+    }
+
+    /// What a subscriber of `path` that holds the value as of `delivered` is to be given: most
+    /// subscribers, at most commits, nothing or only a newer seq (another path changed), which is
+    /// answered without copying the value and its encodings out of the feed.
+    func valueNews(at path: JSONPointer, after delivered: UInt64, fromFeed: Bool) -> ValueNews {
+        state.withLock { state in
+            guard let index = state.paths.index(forKey: path) else { return .none }
+            return state.paths.values[index].news(after: delivered, fromFeed: fromFeed)
+        }
     }
 
     /// The patch from the previous value at `path` to the one first seen at `changedAt`, made once
@@ -393,15 +430,20 @@ extension UpdateFeed.State {
 
     /// Whether the watched values are older than the newest commit (or one has none yet).
     fileprivate var valuesWanted: Bool {
-        !paths.isEmpty && (valuesSeq < seq || paths.values.contains { $0.value == nil })
+        !paths.isEmpty && (valuesSeq < seq || valuelessPaths > 0)
     }
 
-    /// The watched values from the state at `stateSeq`, unless they are newer already.
+    /// The watched values from the state at `stateSeq`, unless they are newer already. Each entry
+    /// is changed in place (through the dictionary's values), not copied out and back.
     fileprivate mutating func setValues(from json: JSONValue, at stateSeq: UInt64) {
         guard stateSeq >= valuesSeq else { return }
-        for path in paths.keys {
-            paths[path]!.value = UpdateFeed.advance(paths[path]!.value, to: json.value(at: path) ?? .null, at: stateSeq)
+        var index = paths.startIndex
+        while index != paths.endIndex {
+            let path = paths.keys[index]
+            UpdateFeed.advance(&paths.values[index].value, to: json.value(at: path) ?? .null, at: stateSeq)
+            paths.formIndex(after: &index)
         }
+        valuelessPaths = 0
         valuesSeq = stateSeq
     }
 }

@@ -140,4 +140,78 @@ struct UpdateFeedTests {
         // Asked for another change than the current one: none shared.
         #expect(feed.sharedPatch(at: path, changedAt: 2) == nil)
     }
+
+    /// What a value subscriber is given: nothing when it is up to date, a newer seq alone when
+    /// only other paths changed (its value is still the value), the newest value otherwise (or
+    /// when its value came from its `subscribe` answer, which the feed cannot compare).
+    @Test func aValueSubscriberIsToldOnlyWhatItNeeds() throws {
+        final class State: @unchecked Sendable {
+            var seq: UInt64 = 1
+            var json: JSONValue = ["a": 1, "b": 1]
+        }
+        let state = State()
+        let feed = UpdateFeed(seq: 1, readActions: { _, _, _ in [] }, latestState: { (state.seq, state.json) })
+        let path = try JSONPointer("/a")
+        feed.watch(Subscription(id: "s1", path: path, mode: .value, seq: 1, value: 1))
+        guard case .none = feed.valueNews(at: path, after: 1, fromFeed: false) else {
+            Issue.record("no value read yet: nothing to give")
+            return
+        }
+        feed.prepare()
+        guard case .none = feed.valueNews(at: path, after: 1, fromFeed: true) else {
+            Issue.record("up to date: nothing to give")
+            return
+        }
+
+        state.seq = 2
+        state.json = ["a": 1, "b": 2]
+        feed.committed(envelopes(2...2))
+        feed.prepare()
+        guard case .sameValue(let seq) = feed.valueNews(at: path, after: 1, fromFeed: true) else {
+            Issue.record("only /b changed: a newer seq, the same value")
+            return
+        }
+        #expect(seq == 2)
+        guard case .newer(let fromAnswer) = feed.valueNews(at: path, after: 1, fromFeed: false) else {
+            Issue.record("a value from the subscribe answer is compared with the newest")
+            return
+        }
+        #expect(fromAnswer.value == 1 && fromAnswer.seq == 2)
+
+        state.seq = 3
+        state.json = ["a": 5, "b": 2]
+        feed.committed(envelopes(3...3))
+        feed.prepare()
+        guard case .newer(let changed) = feed.valueNews(at: path, after: 2, fromFeed: true) else {
+            Issue.record("/a changed: the newest value")
+            return
+        }
+        #expect(changed.value == 5 && changed.changedAt == 3)
+        guard case .none = feed.valueNews(at: try JSONPointer("/c"), after: 0, fromFeed: true) else {
+            Issue.record("an unwatched path: nothing")
+            return
+        }
+    }
+
+    /// A path first watched after the values were read gets its value at the next round, with no
+    /// commit in between (the feed counts the paths without one).
+    @Test func aPathWatchedBetweenCommitsGetsItsValueAtTheNextRound() throws {
+        let feed = UpdateFeed(seq: 4, readActions: { _, _, _ in [] }, latestState: { (4, ["a": 1, "b": 2]) })
+        feed.watch(Subscription(id: "s1", path: try JSONPointer("/a"), mode: .value, seq: 4, value: 1))
+        feed.prepare()
+        #expect(feed.value(at: try JSONPointer("/a"))?.value == 1)
+        let later = try JSONPointer("/b")
+        feed.watch(Subscription(id: "s2", path: later, mode: .value, seq: 4, value: 2))
+        #expect(feed.value(at: later) == nil)
+        feed.prepare()
+        #expect(feed.value(at: later)?.value == 2)
+        // Unwatched before any round read it, then watched again: still read.
+        let third = try JSONPointer("/c")
+        let gone = Subscription(id: "s3", path: third, mode: .value, seq: 4, value: .null)
+        feed.watch(gone)
+        feed.unwatch(gone)
+        feed.watch(Subscription(id: "s4", path: third, mode: .value, seq: 4, value: .null))
+        feed.prepare()
+        #expect(feed.value(at: third)?.value == .null)
+    }
 }
