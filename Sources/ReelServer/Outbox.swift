@@ -177,7 +177,7 @@ final class Outbox: Sendable {
             let action = state.machine.add(subscription, limit: limit)
             guard case .added(let register) = action else { return action }
             guard let feed, state.machine.usesFeed else { return action }
-            feed.watch(subscription)
+            feed.watch(subscription, by: self)
             if register { feed.register(self, on: channel.eventLoop) }
             return action
         }
@@ -187,7 +187,7 @@ final class Outbox: Sendable {
     func remove(subscription id: String) -> Bool {
         state.withLock { state in
             guard let removed = state.machine.remove(subscription: id) else { return false }
-            if state.machine.usesFeed { feed?.unwatch(removed) }
+            if state.machine.usesFeed { feed?.unwatch(removed, by: self) }
             return true
         }
     }
@@ -206,7 +206,7 @@ final class Outbox: Sendable {
         let (waiters, intake) = state.withLock { state in
             let stop = state.machine.stopOutput()
             if let feed {
-                for subscription in stop.unwatch { feed.unwatch(subscription) }
+                for subscription in stop.unwatch { feed.unwatch(subscription, by: self) }
                 if stop.unregisterFromFeed { feed.unregister(self, on: channel.eventLoop) }
             }
             defer { state.roomWaiters = [] }

@@ -13,8 +13,11 @@ import Synchronization
 /// The store's writer thread only hands each commit's actions over (``committed(_:)``: an append
 /// under a lock) and asks each event loop with subscribers to deliver, unless it is already asked.
 /// The first delivery task to run encodes what is new (and reads the watched values from the
-/// newest state) once; then each task writes to the subscribers of its event loop while their
-/// sockets take more (``Outbox/deliverUpdates()``). A subscriber whose socket is full is skipped
+/// newest state) once; then each task writes, while their sockets take more
+/// (``Outbox/deliverUpdates()``), to the connections of its event loop that have something new:
+/// those with an actions-mode subscription, and those whose watched path changed (each path knows
+/// its connections, ``Watcher``). A commit changes a few paths; a round costs in proportion to
+/// them, not to every subscriber of every path. A subscriber whose socket is full is skipped
 /// and catches up when it drains: value and patch modes from the newest value (coalesced),
 /// actions mode from the recent actions kept here, or from the log once it fell further behind.
 /// So a slow subscriber holds no more than one update, and nothing waits on the write path.
@@ -99,6 +102,8 @@ final class UpdateFeed: Sendable {
     struct Watched: Sendable {
         var subscribers = 0
         var value: PathValue?
+        /// The connections whose subscriptions watch the path, told when its value changes.
+        var watchers: [ObjectIdentifier: Watcher] = [:]
 
         /// What a subscriber that holds the value as of `delivered` (a seq this feed published,
         /// when `fromFeed`) is to be given. Mutating only to be called in place, through the
@@ -120,10 +125,31 @@ final class UpdateFeed: Sendable {
         case newer(PathValue)
     }
 
+    /// A connection with subscriptions of one path (or of actions), and how many.
+    struct Watcher: Sendable {
+        let outbox: Outbox
+        /// Its event loop's key in ``State/loops``.
+        let loop: ObjectIdentifier
+        var subscriptions = 0
+    }
+
     struct Loop: Sendable {
         let eventLoop: any EventLoop
         var outboxes: [ObjectIdentifier: Outbox] = [:]
         var scheduled = false
+        /// The connections with an actions-mode subscription: given every commit.
+        var actionsWatchers: [ObjectIdentifier: Watcher] = [:]
+        /// The connections with a value or patch subscription whose path changed (or got its
+        /// first value) since their event loop's last round.
+        var due: [ObjectIdentifier: Outbox] = [:]
+
+        /// The connections a round visits: those due, and those with an actions-mode subscription.
+        mutating func takeRound() -> [Outbox] {
+            var round = Array(due.values)
+            for (id, watcher) in actionsWatchers where due[id] == nil { round.append(watcher.outbox) }
+            due.removeAll(keepingCapacity: true)
+            return round
+        }
     }
 
     struct State: Sendable {
@@ -166,68 +192,6 @@ final class UpdateFeed: Sendable {
         self.latestState = latestState
     }
 
-    // MARK: subscribers
-
-    /// A connection whose subscriptions the feed serves, on its channel's event loop.
-    func register(_ outbox: Outbox, on eventLoop: any EventLoop) {
-        let key = ObjectIdentifier(eventLoop)
-        state.withLock { state in
-            state.loops[key, default: Loop(eventLoop: eventLoop)].outboxes[ObjectIdentifier(outbox)] = outbox
-        }
-    }
-
-    func unregister(_ outbox: Outbox, on eventLoop: any EventLoop) {
-        _ = state.withLock { $0.loops[ObjectIdentifier(eventLoop)]?.outboxes.removeValue(forKey: ObjectIdentifier(outbox)) }
-    }
-
-    /// A subscription starts: the feed keeps what it needs from the next commit on.
-    func watch(_ subscription: Subscription) {
-        let loops = state.withLock { state in
-            switch subscription.mode {
-            case .actions:
-                state.actionSubscribers += 1
-                return [Loop]()
-            case .value, .patch:
-                if state.paths[subscription.path] == nil { state.valuelessPaths += 1 }
-                state.paths[subscription.path, default: Watched()].subscribers += 1
-                // Its value is needed now, not at the next commit, which may be long in coming.
-                return state.paths[subscription.path]!.value == nil ? state.scheduleDeliveries() : []
-            }
-        }
-        Self.deliver(on: loops, feed: self)
-    }
-
-    func unwatch(_ subscription: Subscription) {
-        state.withLock { state in
-            switch subscription.mode {
-            case .actions:
-                state.actionSubscribers -= 1
-                if state.actionSubscribers == 0 { state.dropActions() }
-            case .value, .patch:
-                state.paths[subscription.path]?.subscribers -= 1
-                if state.paths[subscription.path]?.subscribers == 0, let removed = state.paths.removeValue(forKey: subscription.path),
-                    removed.value == nil
-                {
-                    state.valuelessPaths -= 1
-                }
-            }
-        }
-    }
-
-    /// Every active subscription's mode and how far behind the newest commit its deliveries are,
-    /// in seqs (for `stats` and the metrics; it walks every connection, so not for hot paths).
-    func subscriptionLags() -> [(mode: SubscriptionMode, lag: UInt64)] {
-        let (seq, outboxes) = state.withLock { state in
-            (state.seq, state.loops.values.flatMap { $0.outboxes.values })
-        }
-        return outboxes.flatMap { outbox in
-            outbox.activeSubscriptions.map { subscription in
-                let delivered = subscription.delivered.seq
-                return (subscription.mode, seq > delivered ? seq - delivered : 0)
-            }
-        }
-    }
-
     // MARK: the writer thread's side
 
     /// A commit's actions, on the writer thread: kept for encoding if anyone wants actions, and
@@ -247,18 +211,27 @@ final class UpdateFeed: Sendable {
         Self.deliver(on: loops, feed: self)
     }
 
-    private static func deliver(on loops: [Loop], feed: UpdateFeed) {
+    static func deliver(on loops: [Loop], feed: UpdateFeed) {
         for loop in loops {
             let key = ObjectIdentifier(loop.eventLoop)
             loop.eventLoop.execute { feed.deliver(on: key) }
         }
     }
 
-    /// On the event loop `key`: every registered connection there writes what it has not had.
+    /// On the event loop `key`: the connections there with something to write (an actions-mode
+    /// subscription, or a watched path that changed) write what they have not had. The others
+    /// are not visited: a commit changes a few paths, and asking every subscriber of every path
+    /// at every commit cost in proportion to the subscribers, not to the changes (a connection
+    /// visited for its own reasons, its subscription starting or its socket draining, catches up
+    /// on all of its subscriptions then).
     private func deliver(on key: ObjectIdentifier) {
+        state.withLock { $0.loops[key]?.scheduled = false }
+        prepare()
         let outboxes = state.withLock { state -> [Outbox] in
-            state.loops[key]?.scheduled = false
-            return state.loops[key].map { Array($0.outboxes.values) } ?? []
+            // (In place, through the dictionary's values: a copy of the loop's entry would copy
+            // its tables of connections.)
+            guard let index = state.loops.index(forKey: key) else { return [] }
+            return state.loops.values[index].takeRound()
         }
         for outbox in outboxes { outbox.deliverUpdates() }
     }
@@ -286,25 +259,27 @@ final class UpdateFeed: Sendable {
         }
     }
 
-    /// Brings a path's entry to `value` as of `seq`, in place.
-    fileprivate static func advance(_ entry: inout PathValue?, to value: JSONValue, at seq: UInt64) {
+    /// Brings a path's entry to `value` as of `seq`, in place. Returns whether the value is new
+    /// (changed, or the path's first).
+    fileprivate static func advance(_ entry: inout PathValue?, to value: JSONValue, at seq: UInt64) -> Bool {
         guard entry != nil else {
             entry = PathValue(
                 seq: seq, value: value, encoded: ByteBuffer(bytes: value.serialized()), changedAt: seq, previous: nil,
                 previousChangedAt: 0, patch: nil
             )
-            return
+            return true
         }
         entry!.seq = seq
         entry!.valueLine = nil
         entry!.patchLine = nil
-        guard value != entry!.value else { return }
+        guard value != entry!.value else { return false }
         entry!.previous = entry!.value
         entry!.previousChangedAt = entry!.changedAt
         entry!.value = value
         entry!.encoded = ByteBuffer(bytes: value.serialized())
         entry!.changedAt = seq
         entry!.patch = nil
+        return true
     }
 
     // MARK: the event loops' side
@@ -365,7 +340,7 @@ final class UpdateFeed: Sendable {
 
 extension UpdateFeed.State {
     /// Marks every event loop with subscribers as asked to deliver; returns those newly asked.
-    fileprivate mutating func scheduleDeliveries() -> [UpdateFeed.Loop] {
+    mutating func scheduleDeliveries() -> [UpdateFeed.Loop] {
         var due: [UpdateFeed.Loop] = []
         for (key, loop) in loops where !loop.scheduled && !loop.outboxes.isEmpty {
             loops[key]!.scheduled = true
@@ -398,7 +373,7 @@ extension UpdateFeed.State {
     }
 
     /// Forgets the kept and pending actions: subscribers read them from the log.
-    fileprivate mutating func dropActions() {
+    mutating func dropActions() {
         pending = []
         pendingCount = 0
         pages = []
@@ -440,7 +415,9 @@ extension UpdateFeed.State {
         var index = paths.startIndex
         while index != paths.endIndex {
             let path = paths.keys[index]
-            UpdateFeed.advance(&paths.values[index].value, to: json.value(at: path) ?? .null, at: stateSeq)
+            if UpdateFeed.advance(&paths.values[index].value, to: json.value(at: path) ?? .null, at: stateSeq) {
+                for (id, watcher) in paths.values[index].watchers { loops[watcher.loop]?.due[id] = watcher.outbox }
+            }
             paths.formIndex(after: &index)
         }
         valuelessPaths = 0
