@@ -11,7 +11,8 @@ import Histogram
 /// mode, or value mode on one dispatcher's slice) and count what is delivered to them; with
 /// `--redis` the same load is `PUBLISH` to a Redis channel and `SUBSCRIBE`rs (the fan-out
 /// comparison). Every value starts with its wall-clock send time, so a subscriber measures each
-/// delivery from the send of the dispatch (or publish) that caused it.
+/// delivery from the send of the dispatch (or publish) that caused it. With `--idle-subscribers N`,
+/// N more connections subscribe to paths nothing changes and are held through the run.
 ///
 /// Prints one JSON line: `{"requests", "errors", "seconds", "perSecond", "p50Ms", "p99Ms", "maxMs",
 /// "clientCPUMicrosPerRequest"}`, and with subscribers `"deliveries", "deliveriesPerSecond",
@@ -31,19 +32,21 @@ struct ReelLoad: ParsableCommand {
     @Flag(help: "Give every dispatch an idempotency key (a retry-safe client).") var idempotencyKeys = false
     @Option(help: "Subscribed connections, counting deliveries.") var subscribers = 0
     @Option(help: "What they subscribe to: actions, value (reeld) or redis.") var subscription = SubscriptionKind.actions
+    @Option(help: "More connections each subscribed (value mode) to a path of its own that no dispatch changes, held through the run: what quiet subscribers cost the server.") var idleSubscribers = 0
     @Flag(help: "Subscribers take the shared feed (subscribe with shared: true): one encoding of each update, the same bytes to every subscriber.") var shared = false
     @Option(help: "Where the subscribers connect, if not --socket: another node of a shared log, to measure how soon its readers see the dispatches.") var subscriberSocket: String?
     @Flag(help: "Speak RESP to Redis: PUBLISH instead of dispatch, SUBSCRIBE for subscribers.") var redis = false
     @Option(help: "Write every answer to this file as a line: when it arrived (ns of CLOCK_MONOTONIC, the clock of `perf record -k mono`), its latency (ns) and its connection's number, to see when a latency tail happens (Tools/vs-redis/answer-gaps).") var answersFile: String?
 
     mutating func validate() throws {
-        guard connections > 0, pipeline > 0, requests >= connections, payloadBytes >= 0, subscribers >= 0 else {
+        guard connections > 0, pipeline > 0, requests >= connections, payloadBytes >= 0, subscribers >= 0, idleSubscribers >= 0 else {
             throw ValidationError("connections, pipeline and requests must be positive, requests at least one per connection")
         }
         if redis && subscription != .redis && subscribers > 0 {
             throw ValidationError("with --redis, subscribers are --subscription redis")
         }
         if redis && idempotencyKeys { throw ValidationError("--idempotency-keys is for reeld") }
+        if redis && idleSubscribers > 0 { throw ValidationError("--idle-subscribers is for reeld") }
     }
 
     func run() throws {
@@ -53,6 +56,12 @@ struct ReelLoad: ParsableCommand {
             subscribed.append(try Subscriber(socket: subscriberSocket ?? socket, kind: redis ? .redis : subscription, index: index, dispatchers: connections, shared: shared))
         }
         try waitUntilSubscribed(&subscribed, buffer: &readBuffer)
+        // Subscribed, then left alone: nothing is ever sent to them.
+        var idle: [Subscriber] = []
+        for index in 0..<idleSubscribers {
+            idle.append(try Subscriber.quiet(socket: subscriberSocket ?? socket, index: index))
+        }
+        try waitUntilSubscribed(&idle, buffer: &readBuffer)
 
         var peers: [Dispatcher] = []
         for index in 0..<connections {
@@ -157,7 +166,7 @@ struct ReelLoad: ParsableCommand {
         let data = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
         for peer in peers { close(peer.connection.fd) }
-        for subscriber in subscribed { close(subscriber.connection.fd) }
+        for subscriber in subscribed + idle { close(subscriber.connection.fd) }
         if errors > 0 { throw ExitCode(1) }
     }
 

@@ -25,8 +25,10 @@ struct Subscriber {
     /// Wall-clock time of the last delivery, in ns.
     private(set) var lastDeliveryAt: UInt64 = 0
 
-    /// - Parameter shared: Subscribe to the shared feed (`shared: true`): updates name the feed.
-    init(socket path: String, kind: SubscriptionKind, index: Int, dispatchers: Int, shared: Bool = false) throws {
+    /// - Parameters:
+    ///   - shared: Subscribe to the shared feed (`shared: true`): updates name the feed.
+    ///   - watched: In value mode, the path watched instead of the dispatcher's slice.
+    init(socket path: String, kind: SubscriptionKind, index: Int, dispatchers: Int, shared: Bool = false, watching watched: String? = nil) throws {
         connection = try Connection(socket: path)
         self.kind = kind
         let sharing = shared ? #","shared":true"# : ""
@@ -34,10 +36,17 @@ struct Subscriber {
         case .actions:
             connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"mode":"actions"\#(sharing)}}"#.utf8) + [0x0A])
         case .value:
-            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"path":"/c\#(index % dispatchers)"\#(sharing)}}"#.utf8) + [0x0A])
+            let slice = watched ?? "/c\(index % dispatchers)"
+            connection.queue(Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"path":"\#(slice)"\#(sharing)}}"#.utf8) + [0x0A])
         case .redis:
             connection.queue(Array("*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n".utf8))
         }
+    }
+
+    /// A value-mode subscriber of a path of its own that no dispatch changes (`/idle/k<index>`):
+    /// what subscribers of quiet paths cost the server (`--idle-subscribers`).
+    static func quiet(socket path: String, index: Int) throws -> Subscriber {
+        try Subscriber(socket: path, kind: .value, index: index, dispatchers: 1, watching: "/idle/k\(index)")
     }
 
     /// Reads what arrived; `latency` gets the send-to-receipt time of each delivery, in ns.
