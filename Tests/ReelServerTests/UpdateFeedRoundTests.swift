@@ -10,15 +10,6 @@ import Testing
 /// value) and those with an actions-mode subscription, not every subscriber at every commit; and
 /// a subscriber left alone on a quiet path is not reported behind.
 struct UpdateFeedRoundTests {
-    final class Store: @unchecked Sendable {
-        var seq: UInt64 = 1
-        var json: JSONValue = ["a": 1, "b": 1]
-    }
-
-    func envelope(_ seq: UInt64) -> [ActionEnvelope] {
-        [ActionEnvelope(seq: seq, action: Action(type: "set"), time: Timestamp(nanosecondsSince1970: 0), peer: .unknown)]
-    }
-
     /// A connection on its own embedded channel with one active subscription.
     func subscriber(_ id: String, path: String, mode: SubscriptionMode, feed: UpdateFeed) throws -> (Outbox, EmbeddedChannel) {
         let channel = EmbeddedChannel()
@@ -47,8 +38,8 @@ struct UpdateFeedRoundTests {
     }
 
     @Test func aRoundVisitsTheConnectionsWhosePathChanged() throws {
-        let store = Store()
-        let feed = UpdateFeed(seq: 1, readActions: { _, _, _ in [] }, latestState: { (store.seq, store.json) })
+        let store = NewestState()
+        let feed = store.feed()
         let (onA, channelA) = try subscriber("a", path: "/a", mode: .value, feed: feed)
         let (onB, channelB) = try subscriber("b", path: "/b", mode: .value, feed: feed)
         feed.prepare()
@@ -61,24 +52,20 @@ struct UpdateFeedRoundTests {
             for key in state.loops.keys { state.loops[key]!.due = [:] }
         }
 
-        store.seq = 2
-        store.json = ["a": 2, "b": 1]
-        feed.committed(envelope(2))
+        store.commit(2, ["a": 2, "b": 1], to: feed)
         feed.prepare()
         #expect(due(feed, on: channelA) == [ObjectIdentifier(onA)], "/a changed")
         #expect(due(feed, on: channelB).isEmpty, "/b did not: its connection is not visited")
     }
 
     @Test func aQuietSubscriberIsNotBehindAndGetsTheNextChange() throws {
-        let store = Store()
-        let feed = UpdateFeed(seq: 1, readActions: { _, _, _ in [] }, latestState: { (store.seq, store.json) })
+        let store = NewestState()
+        let feed = store.feed()
         let (_, channelA) = try subscriber("a", path: "/a", mode: .value, feed: feed)
         let (_, channelB) = try subscriber("b", path: "/b", mode: .value, feed: feed)
         // Commits that change /a only; the rounds run on each connection's loop.
         for seq in UInt64(2)...20 {
-            store.seq = seq
-            store.json = ["a": .int(Int64(seq)), "b": 1]
-            feed.committed(envelope(seq))
+            store.commit(seq, ["a": .int(Int64(seq)), "b": 1], to: feed)
             channelA.embeddedEventLoop.run()
             channelB.embeddedEventLoop.run()
         }
@@ -88,23 +75,21 @@ struct UpdateFeedRoundTests {
         #expect(try channelB.readOutbound(as: ByteBuffer.self) == nil, "/b's subscriber was sent nothing")
         #expect(feed.subscriptionLags().allSatisfy { $0.lag == 0 }, "neither is behind")
 
-        store.seq = 21
-        store.json = ["a": 20, "b": 7]
-        feed.committed(envelope(21))
+        store.commit(21, ["a": 20, "b": 7], to: feed)
         channelB.embeddedEventLoop.run()
         let update = try #require(try channelB.readOutbound(as: ByteBuffer.self))
         #expect(String(buffer: update).contains(#""value":7"#))
     }
 
     @Test func actionsSubscribersAreVisitedAtEveryCommit() throws {
-        let store = Store()
-        let feed = UpdateFeed(seq: 1, readActions: { _, _, _ in [] }, latestState: { (store.seq, store.json) })
+        let store = NewestState()
+        let feed = store.feed()
         let (onActions, channel) = try subscriber("all", path: "", mode: .actions, feed: feed)
         let round = feed.state.withLock { state in
             state.loops.values.first?.actionsWatchers.keys.map { $0 } ?? []
         }
         #expect(round == [ObjectIdentifier(onActions)])
-        feed.committed(envelope(2))
+        store.commit(2, ["a": 1, "b": 1], to: feed)
         channel.embeddedEventLoop.run()
         let update = try #require(try channel.readOutbound(as: ByteBuffer.self))
         #expect(String(buffer: update).contains(#""seq":2"#))

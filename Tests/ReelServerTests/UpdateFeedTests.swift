@@ -5,6 +5,25 @@ import ReelProtocol
 @testable import ReelServer
 import Testing
 
+/// The newest state as the tests set it between commits, which a feed made by ``feed()`` reads.
+final class NewestState: @unchecked Sendable {
+    var seq: UInt64 = 1
+    var json: JSONValue = ["a": 1, "b": 1]
+
+    func feed() -> UpdateFeed {
+        UpdateFeed(seq: seq, readActions: { _, _, _ in [] }, latestState: { (self.seq, self.json) })
+    }
+
+    /// A commit of one action that leaves the state `json` at `seq`, handed to `feed`.
+    func commit(_ seq: UInt64, _ json: JSONValue, to feed: UpdateFeed) {
+        self.seq = seq
+        self.json = json
+        feed.committed([
+            ActionEnvelope(seq: seq, action: Action(type: "set"), time: Timestamp(nanosecondsSince1970: 0), peer: .unknown)
+        ])
+    }
+}
+
 /// The update feed's shared encodings: what it keeps is bounded, slices follow on from each other
 /// across commits, and values know when they changed.
 struct UpdateFeedTests {
@@ -108,12 +127,8 @@ struct UpdateFeedTests {
     }
 
     @Test func valuesKnowWhenTheyChangedAndSharePatchesFromThePreviousValue() throws {
-        final class State: @unchecked Sendable {
-            var seq: UInt64 = 1
-            var json: JSONValue = ["a": 1, "b": 1]
-        }
-        let state = State()
-        let feed = UpdateFeed(seq: 1, readActions: { _, _, _ in [] }, latestState: { (state.seq, state.json) })
+        let state = NewestState()
+        let feed = state.feed()
         let path = try JSONPointer("/a")
         feed.watch(Subscription(id: "s1", path: path, mode: .patch, seq: 1, value: 1))
         feed.prepare()
@@ -121,16 +136,12 @@ struct UpdateFeedTests {
         #expect(first.value == 1 && first.changedAt == 1 && first.previous == nil)
 
         // A commit elsewhere: the value is as of the new seq, unchanged since 1.
-        state.seq = 2
-        state.json = ["a": 1, "b": 2]
-        feed.committed(envelopes(2...2))
+        state.commit(2, ["a": 1, "b": 2], to: feed)
         feed.prepare()
         let unchanged = try #require(feed.value(at: path))
         #expect(unchanged.seq == 2 && unchanged.changedAt == 1)
 
-        state.seq = 3
-        state.json = ["a": 5, "b": 2]
-        feed.committed(envelopes(3...3))
+        state.commit(3, ["a": 5, "b": 2], to: feed)
         feed.prepare()
         let changed = try #require(feed.value(at: path))
         #expect(changed.value == 5 && changed.changedAt == 3 && changed.previous == 1 && changed.previousChangedAt == 1)
@@ -145,12 +156,8 @@ struct UpdateFeedTests {
     /// only other paths changed (its value is still the value), the newest value otherwise (or
     /// when its value came from its `subscribe` answer, which the feed cannot compare).
     @Test func aValueSubscriberIsToldOnlyWhatItNeeds() throws {
-        final class State: @unchecked Sendable {
-            var seq: UInt64 = 1
-            var json: JSONValue = ["a": 1, "b": 1]
-        }
-        let state = State()
-        let feed = UpdateFeed(seq: 1, readActions: { _, _, _ in [] }, latestState: { (state.seq, state.json) })
+        let state = NewestState()
+        let feed = state.feed()
         let path = try JSONPointer("/a")
         feed.watch(Subscription(id: "s1", path: path, mode: .value, seq: 1, value: 1))
         guard case .none = feed.valueNews(at: path, after: 1, fromFeed: false) else {
@@ -163,9 +170,7 @@ struct UpdateFeedTests {
             return
         }
 
-        state.seq = 2
-        state.json = ["a": 1, "b": 2]
-        feed.committed(envelopes(2...2))
+        state.commit(2, ["a": 1, "b": 2], to: feed)
         feed.prepare()
         guard case .sameValue(let seq) = feed.valueNews(at: path, after: 1, fromFeed: true) else {
             Issue.record("only /b changed: a newer seq, the same value")
@@ -178,9 +183,7 @@ struct UpdateFeedTests {
         }
         #expect(fromAnswer.value == 1 && fromAnswer.seq == 2)
 
-        state.seq = 3
-        state.json = ["a": 5, "b": 2]
-        feed.committed(envelopes(3...3))
+        state.commit(3, ["a": 5, "b": 2], to: feed)
         feed.prepare()
         guard case .newer(let changed) = feed.valueNews(at: path, after: 2, fromFeed: true) else {
             Issue.record("/a changed: the newest value")
