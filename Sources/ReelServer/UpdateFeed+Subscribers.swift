@@ -34,7 +34,7 @@ extension UpdateFeed {
                     state.loops[watcher.loop, default: Loop(eventLoop: eventLoop)]
                         .actionsWatchers[ObjectIdentifier(watcher.outbox), default: watcher].subscriptions += 1
                 }
-                return [Loop]()
+                return [any EventLoop]()
             case .value, .patch:
                 if state.paths[subscription.path] == nil { state.valuelessPaths += 1 }
                 state.paths[subscription.path, default: Watched()].subscribers += 1

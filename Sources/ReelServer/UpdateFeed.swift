@@ -211,10 +211,10 @@ final class UpdateFeed: Sendable {
         Self.deliver(on: loops, feed: self)
     }
 
-    static func deliver(on loops: [Loop], feed: UpdateFeed) {
-        for loop in loops {
-            let key = ObjectIdentifier(loop.eventLoop)
-            loop.eventLoop.execute { feed.deliver(on: key) }
+    static func deliver(on eventLoops: [any EventLoop], feed: UpdateFeed) {
+        for eventLoop in eventLoops {
+            let key = ObjectIdentifier(eventLoop)
+            eventLoop.execute { feed.deliver(on: key) }
         }
     }
 
@@ -340,13 +340,15 @@ final class UpdateFeed: Sendable {
 
 extension UpdateFeed.State {
     /// Marks every event loop with subscribers as asked to deliver; returns those newly asked.
-    mutating func scheduleDeliveries() -> [UpdateFeed.Loop] {
-        var due: [UpdateFeed.Loop] = []
+    /// (Their event loops only: a copy of a loop's entry, held by the writer thread while the loop
+    /// changed its tables, made the loop copy them.)
+    mutating func scheduleDeliveries() -> [any EventLoop] {
+        var asked: [any EventLoop] = []
         for (key, loop) in loops where !loop.scheduled && !loop.outboxes.isEmpty {
             loops[key]!.scheduled = true
-            due.append(loop)
+            asked.append(loop.eventLoop)
         }
-        return due
+        return asked
     }
 
     /// What an actions subscriber that delivered through `delivered` gets when the kept pages do
