@@ -145,7 +145,9 @@ final class UpdateFeed: Sendable {
 
         /// The connections a round visits: those due, and those with an actions-mode subscription.
         mutating func takeRound() -> [Outbox] {
-            var round = Array(due.values)
+            var round: [Outbox] = []
+            round.reserveCapacity(due.count + actionsWatchers.count)
+            round.append(contentsOf: due.values)
             for (id, watcher) in actionsWatchers where due[id] == nil { round.append(watcher.outbox) }
             due.removeAll(keepingCapacity: true)
             return round
