@@ -164,15 +164,15 @@ struct ConnectionStateMachine {
     /// On the event loop, in the task a fill scheduled (or when the socket takes writes again):
     /// every ready answer, unless the socket takes no more now (the answers wait in their slots, so
     /// reading stops when they fill up).
-    ///
-    /// - Parameter storage: An empty array whose memory the taken slots reuse, moved into the
-    ///   answer (the event loop keeps one from write to write).
     mutating func takeReadyForEventLoop(socketWritable: Bool) -> Ready {
         var none: [Slot] = []
         return takeReadyForEventLoop(socketWritable: socketWritable, reusing: &none)
     }
 
     /// ``takeReadyForEventLoop(socketWritable:)`` into `storage`'s memory.
+    ///
+    /// - Parameter storage: An empty array whose memory the taken slots reuse, moved into the
+    ///   answer (the event loop keeps one from write to write).
     mutating func takeReadyForEventLoop(socketWritable: Bool, reusing storage: inout [Slot]) -> Ready {
         eventLoopWriteScheduled = false
         guard socketWritable else { return Ready() }

@@ -115,6 +115,8 @@ final class Outbox: Sendable {
             if ready.deliverUpdates { deliverUpdates() }
         }
         if ready.closesAfterWriting { closeAfterWrites(channel) }
+        // (Nothing taken while the socket takes no more: the memory given stayed here.)
+        if storage.capacity > ready.slots.capacity { swap(&storage, &ready.slots) }
         answerBuffers.value.keep(&ready.slots)
     }
 
@@ -219,7 +221,6 @@ final class Outbox: Sendable {
         for waiter in waiters { waiter.resume() }
         intake?()
     }
-
 
     /// The subscriptions whose `subscribe` answer has been written.
     var activeSubscriptions: [Subscription] { state.withLock { $0.machine.activeSubscriptions } }
