@@ -25,22 +25,19 @@ extension UpdateFeed {
     /// commit on, and gives the connection a round whenever its path changes (actions mode: at
     /// every commit). (`outbox` is `nil` only in tests of the feed alone.)
     func watch(_ subscription: Subscription, by outbox: Outbox? = nil) {
+        let eventLoop = outbox?.channel.eventLoop
         let loops = state.withLock { state in
-            let watcher = outbox.map { Watcher(outbox: $0, loop: ObjectIdentifier($0.channel.eventLoop)) }
             switch subscription.mode {
             case .actions:
                 state.actionSubscribers += 1
-                if let watcher, let eventLoop = outbox?.channel.eventLoop {
-                    state.loops[watcher.loop, default: Loop(eventLoop: eventLoop)]
-                        .actionsWatchers[ObjectIdentifier(watcher.outbox), default: watcher].subscriptions += 1
+                if let outbox, let eventLoop {
+                    state.loops[ObjectIdentifier(eventLoop), default: Loop(eventLoop: eventLoop)].actionsWatchers.add(outbox, on: eventLoop)
                 }
                 return [any EventLoop]()
             case .value, .patch:
                 if state.paths[subscription.path] == nil { state.valuelessPaths += 1 }
                 state.paths[subscription.path, default: Watched()].subscribers += 1
-                if let watcher {
-                    state.paths[subscription.path]!.watchers[ObjectIdentifier(watcher.outbox), default: watcher].subscriptions += 1
-                }
+                if let outbox, let eventLoop { state.paths[subscription.path]!.watchers.add(outbox, on: eventLoop) }
                 // Its value is needed now, not at the next commit, which may be long in coming.
                 return state.paths[subscription.path]!.value == nil ? state.scheduleDeliveries() : []
             }
@@ -56,16 +53,10 @@ extension UpdateFeed {
             case .actions:
                 state.actionSubscribers -= 1
                 if state.actionSubscribers == 0 { state.dropActions() }
-                if let id, let loop, state.loops[loop]?.actionsWatchers[id] != nil {
-                    state.loops[loop]!.actionsWatchers[id]!.subscriptions -= 1
-                    if state.loops[loop]!.actionsWatchers[id]!.subscriptions == 0 { state.loops[loop]!.actionsWatchers[id] = nil }
-                }
+                if let id, let loop { state.loops[loop]?.actionsWatchers.remove(id) }
             case .value, .patch:
                 state.paths[subscription.path]?.subscribers -= 1
-                if let id, state.paths[subscription.path]?.watchers[id] != nil {
-                    state.paths[subscription.path]!.watchers[id]!.subscriptions -= 1
-                    if state.paths[subscription.path]!.watchers[id]!.subscriptions == 0 { state.paths[subscription.path]!.watchers[id] = nil }
-                }
+                if let id { state.paths[subscription.path]?.watchers.remove(id) }
                 if state.paths[subscription.path]?.subscribers == 0, let removed = state.paths.removeValue(forKey: subscription.path),
                     removed.value == nil
                 {
@@ -93,5 +84,20 @@ extension UpdateFeed {
                 return (subscription.mode, seq > delivered.seq ? seq - delivered.seq : 0)
             }
         }
+    }
+}
+
+extension [ObjectIdentifier: UpdateFeed.Watcher] {
+    /// Counts one more subscription of `outbox`'s connection.
+    mutating func add(_ outbox: Outbox, on eventLoop: any EventLoop) {
+        let watcher = UpdateFeed.Watcher(outbox: outbox, loop: ObjectIdentifier(eventLoop))
+        self[ObjectIdentifier(outbox), default: watcher].subscriptions += 1
+    }
+
+    /// Counts one subscription fewer of connection `id`, forgetting it at none.
+    mutating func remove(_ id: ObjectIdentifier) {
+        guard self[id] != nil else { return }
+        self[id]!.subscriptions -= 1
+        if self[id]!.subscriptions == 0 { self[id] = nil }
     }
 }
