@@ -16,7 +16,9 @@ import Synchronization
 /// write path that never copies one.
 final class CheckpointEncoder<State: StoreState>: @unchecked Sendable {
     // @unchecked: `copy` is touched only on `queue`.
-    private let queue = DispatchQueue(label: "reel.checkpoint-encoder")
+    /// Encodes at background priority: a checkpoint is work nobody waits for, and on a machine
+    /// whose cores the requests keep busy it would otherwise pause the answers while it runs.
+    private let queue = BackgroundQueue(name: "reel-checkpoint")
     private let timeline: Timeline<State>
     private let logger: Logger
     /// The encoder's own state and its seq, once a checkpoint was asked for.
@@ -60,7 +62,7 @@ final class CheckpointEncoder<State: StoreState>: @unchecked Sendable {
 
     /// Waits for the encodes asked for so far.
     func waitForPending() {
-        queue.sync {}
+        queue.waitUntilIdle()
     }
 
     /// The checkpoint of `state` at `seq`, or `nil` (logged) when the state does not convert to JSON.

@@ -12,7 +12,8 @@ import Histogram
 /// `--redis` the same load is `PUBLISH` to a Redis channel and `SUBSCRIBE`rs (the fan-out
 /// comparison). Every value starts with its wall-clock send time, so a subscriber measures each
 /// delivery from the send of the dispatch (or publish) that caused it. With `--idle-subscribers N`,
-/// N more connections subscribe to paths nothing changes and are held through the run.
+/// N more connections subscribe to paths nothing changes and are held through the run. With
+/// `--state-keys N`, the state holds N more keys before the run starts.
 ///
 /// Prints one JSON line: `{"requests", "errors", "seconds", "perSecond", "p50Ms", "p99Ms", "maxMs",
 /// "clientCPUMicrosPerRequest"}`, and with subscribers `"deliveries", "deliveriesPerSecond",
@@ -36,6 +37,7 @@ struct ReelLoad: ParsableCommand {
     @Flag(help: "Subscribers take the shared feed (subscribe with shared: true): one encoding of each update, the same bytes to every subscriber.") var shared = false
     @Option(help: "Where the subscribers connect, if not --socket: another node of a shared log, to measure how soon its readers see the dispatches.") var subscriberSocket: String?
     @Flag(help: "Speak RESP to Redis: PUBLISH instead of dispatch, SUBSCRIBE for subscribers.") var redis = false
+    @Option(help: "Keys the state holds before the run (added by merges, not measured): checkpoints and copies of a large state.") var stateKeys = 0
     @Option(help: "Write every answer to this file as a line: when it arrived (ns of CLOCK_MONOTONIC, the clock of `perf record -k mono`), its latency (ns) and its connection's number, to see when a latency tail happens (Tools/vs-redis/answer-gaps).") var answersFile: String?
 
     mutating func validate() throws {
@@ -47,9 +49,12 @@ struct ReelLoad: ParsableCommand {
         }
         if redis && idempotencyKeys { throw ValidationError("--idempotency-keys is for reeld") }
         if redis && idleSubscribers > 0 { throw ValidationError("--idle-subscribers is for reeld") }
+        if redis && stateKeys > 0 { throw ValidationError("--state-keys is for reeld") }
+        guard stateKeys >= 0 else { throw ValidationError("--state-keys cannot be negative") }
     }
 
     func run() throws {
+        if stateKeys > 0 { try StateKeys.add(stateKeys, socket: socket) }
         var readBuffer = [UInt8](repeating: 0, count: 1 << 16)
         var subscribed: [Subscriber] = []
         for index in 0..<subscribers {
