@@ -339,7 +339,7 @@ let package = Package(
         .testTarget(
             name: "ReelServerTests",
             dependencies: [
-                "ReelServer", "ReelFraming", "ReelProtocol", "ReelStore", "ReelCore", "ReelJSON", "ReelTestSupport",
+                "ReelServer", "ReelFraming", "ReelProtocol", "ReelStore", "ReelStorage", "ReelCore", "ReelJSON", "ReelTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -108,6 +108,18 @@ public struct PointerTree: Sendable {
     /// The last token of `node`'s pointer (`""` for the root).
     public func token(of node: Node) -> String { tokens[Int(node)] }
 
+    /// The unescaped tokens of `node`'s pointer, outermost first (`[]` for the root).
+    public func tokens(of node: Node) -> [String] {
+        var tokens: [String] = []
+        var node = node
+        while let parent = parent(of: node) {
+            tokens.append(token(of: node))
+            node = parent
+        }
+        tokens.reverse()
+        return tokens
+    }
+
     /// The length in bytes of `node`'s pointer in its escaped string form.
     public func byteCount(of node: Node) -> Int { Int(links[Int(node)].byteCount) }
 

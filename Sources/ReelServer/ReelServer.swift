@@ -67,7 +67,7 @@ public struct ReelServer<State: StoreState>: Service {
                 }
             }
         )
-        store.observeCommittedActions { feed.committed($0) }
+        store.observeCommittedActions { feed.committed($0, changes: $1) }
         figures.serve(feed)
         let listener: any Channel
         do {

@@ -3,6 +3,7 @@ import NIOCore
 import ReelCore
 import ReelJSON
 import ReelProtocol
+import ReelStore
 import Synchronization
 
 /// What every subscriber is sent, encoded once per commit and shared by all of them: the
@@ -125,6 +126,16 @@ final class UpdateFeed: Sendable {
         case newer(PathValue)
     }
 
+    /// How the watched values are to be brought up to date, as ``prepare()`` takes it.
+    enum ValuesWork {
+        /// They are: nothing to read.
+        case none
+        /// Read every watched path.
+        case every
+        /// Read the paths these commits changed, through `through`; `watched` paths are watched.
+        case changed([CommitChanges], through: UInt64, watched: Int)
+    }
+
     /// A connection with subscriptions of one path (or of actions), and how many.
     struct Watcher: Sendable {
         let outbox: Outbox
@@ -167,8 +178,13 @@ final class UpdateFeed: Sendable {
         var paths: [JSONPointer: Watched] = [:]
         /// How many of `paths` have no value yet (watched since the last values were read).
         var valuelessPaths = 0
-        /// The seq of the state the watched values were read from.
+        /// Every watched value is its path's value as of this seq (or later).
         var valuesSeq: UInt64 = 0
+        /// What the commits after `valuesSeq` (through `changesThrough`) changed, one entry per
+        /// commit: the paths whose values to read again. `nil` once a commit's changes are not
+        /// known (the writer did not record them, or too many commits wait): every path is read.
+        var changesSinceValues: [CommitChanges]? = []
+        var changesThrough: UInt64 = 0
         var loops: [ObjectIdentifier: Loop] = [:]
     }
 
@@ -196,12 +212,14 @@ final class UpdateFeed: Sendable {
 
     // MARK: the writer thread's side
 
-    /// A commit's actions, on the writer thread: kept for encoding if anyone wants actions, and
-    /// every event loop with subscribers is asked to deliver.
-    func committed(_ envelopes: [ActionEnvelope]) {
+    /// A commit's actions, on the writer thread: kept for encoding if anyone wants actions, what
+    /// they changed kept if anyone watches a path, and every event loop with subscribers is asked
+    /// to deliver.
+    func committed(_ envelopes: [ActionEnvelope], changes: CommitChanges? = nil) {
         guard let last = envelopes.last else { return }
         let loops = state.withLock { state in
             state.seq = last.seq
+            state.keepChanges(changes, through: last.seq)
             if state.actionSubscribers > 0 {
                 state.pending.append(envelopes)
                 state.pendingCount += envelopes.count
@@ -244,21 +262,47 @@ final class UpdateFeed: Sendable {
         // One preparer at a time, so that pages are added in order; the encoding itself is done
         // outside the state's lock, which the writer thread takes at every commit.
         preparing.withLock { _ in
-            let (pending, valuesWanted) = state.withLock { state in
+            let (pending, valuesWork) = state.withLock { state in
                 defer {
                     state.pending = []
                     state.pendingCount = 0
                 }
-                return (state.pending, state.valuesWanted)
+                return (state.pending, state.takeValuesWork())
             }
             let pages = pending.map { ActionsPage($0[...]) }
             var values: (seq: UInt64, json: JSONValue)?
-            if valuesWanted { values = try? latestState() }
+            // The pointers the commits changed are made here, outside the lock.
+            var changed: (paths: [JSONPointer], through: UInt64)?
+            switch valuesWork {
+            case .none: break
+            case .every: values = try? latestState()
+            case .changed(let commits, let through, let watched):
+                changed = Self.changedPaths(by: commits, through: through, watched: watched)
+                values = try? latestState()
+            }
             state.withLock { state in
                 state.add(pages)
-                if let values { state.setValues(from: values.json, at: values.seq) }
+                guard let values else { return }
+                if let changed {
+                    state.setValues(at: changed.paths, from: values.json, at: values.seq, through: changed.through)
+                } else {
+                    state.setValues(from: values.json, at: values.seq)
+                }
             }
         }
+    }
+
+    /// The paths the commits' changes name, or `nil` (read every watched path) when some commit
+    /// left a change unfollowed, or when they name at least as many paths as are watched (reading
+    /// each watched path costs about what finding a changed one among them does).
+    private static func changedPaths(by commits: [CommitChanges], through: UInt64, watched: Int) -> (paths: [JSONPointer], through: UInt64)? {
+        var paths: [JSONPointer] = []
+        for commit in commits {
+            guard let changed = commit.changedPointers() else { return nil }
+            paths += changed
+            if paths.count >= watched { return nil }
+        }
+        return (paths, through)
     }
 
     /// Brings a path's entry to `value` as of `seq`, in place. Returns whether the value is new
@@ -407,9 +451,27 @@ extension UpdateFeed.State {
         }
     }
 
-    /// Whether the watched values are older than the newest commit (or one has none yet).
-    fileprivate var valuesWanted: Bool {
-        !paths.isEmpty && (valuesSeq < seq || valuelessPaths > 0)
+    /// Keeps what a commit through `seq` changed, for the next reading of the watched values.
+    /// Past a few dozen commits not yet read (event loops far behind), or once one commit's
+    /// changes are unknown, every watched path is read instead.
+    fileprivate mutating func keepChanges(_ changes: CommitChanges?, through seq: UInt64) {
+        guard !paths.isEmpty, let changes, changesSinceValues != nil, changesSinceValues!.count < 64 else {
+            changesSinceValues = nil
+            return
+        }
+        changesSinceValues!.append(changes)
+        changesThrough = seq
+    }
+
+    /// What bringing the watched values up to the newest commit takes: nothing, every path (a
+    /// path without a value yet, or a commit whose changes are unknown), or the paths the commits
+    /// since the last reading changed. What it names is taken: commits after this are kept for
+    /// the next reading.
+    fileprivate mutating func takeValuesWork() -> UpdateFeed.ValuesWork {
+        guard !paths.isEmpty, valuesSeq < seq || valuelessPaths > 0 else { return .none }
+        defer { changesSinceValues = [] }
+        guard valuelessPaths == 0, let commits = changesSinceValues, !commits.isEmpty else { return .every }
+        return .changed(commits, through: changesThrough, watched: paths.count)
     }
 
     /// The watched values from the state at `stateSeq`, unless they are newer already. Each entry
@@ -418,13 +480,32 @@ extension UpdateFeed.State {
         guard stateSeq >= valuesSeq else { return }
         var index = paths.startIndex
         while index != paths.endIndex {
-            let path = paths.keys[index]
-            if UpdateFeed.advance(&paths.values[index].value, to: json.value(at: path) ?? .null, at: stateSeq) {
-                for (id, watcher) in paths.values[index].watchers { loops[watcher.loop]?.due[id] = watcher.outbox }
-            }
+            advanceValue(at: index, from: json, at: stateSeq)
             paths.formIndex(after: &index)
         }
         valuelessPaths = 0
         valuesSeq = stateSeq
+    }
+
+    /// The values at `changed` (those of them watched) from the state at `stateSeq`, where the
+    /// commits through `through` changed nothing else. Every watched value is then its path's as
+    /// of `through`: the commits after it (which `stateSeq` may hold already) are read at the next
+    /// round, which their own handing over asks for.
+    fileprivate mutating func setValues(at changed: [JSONPointer], from json: JSONValue, at stateSeq: UInt64, through: UInt64) {
+        guard stateSeq >= through else { return }
+        for path in changed {
+            guard let index = paths.index(forKey: path) else { continue }
+            advanceValue(at: index, from: json, at: stateSeq)
+        }
+        valuesSeq = max(valuesSeq, through)
+    }
+
+    /// Brings the watched path at `index` to its value in `json`, and marks its connections due
+    /// when the value is new.
+    private mutating func advanceValue(at index: Dictionary<JSONPointer, UpdateFeed.Watched>.Index, from json: JSONValue, at stateSeq: UInt64) {
+        let path = paths.keys[index]
+        if UpdateFeed.advance(&paths.values[index].value, to: json.value(at: path) ?? .null, at: stateSeq) {
+            for (id, watcher) in paths.values[index].watchers { loops[watcher.loop]?.due[id] = watcher.outbox }
+        }
     }
 }

@@ -65,6 +65,8 @@ public struct ChangePostings: Sendable {
     /// The seqs covered: every action of this run, whether it changed anything or not.
     public var first: UInt64? { actions.first?.seq }
     public var last: UInt64? { actions.last?.seq }
+    /// How many actions are recorded.
+    public var actionCount: Int { actions.count }
 
     /// Whether these are the changes of exactly `records`' actions, one each, in order.
     func covers(_ records: LogRecords) -> Bool {
@@ -185,6 +187,30 @@ public struct ChangePostings: Sendable {
             starts.append(seqs.count)
         }
         return (nodes, starts, seqs)
+    }
+
+    /// The pointers the run's actions changed, each once, every ancestor included (as
+    /// ``JSONChanges/changed`` lists them), or `nil` when an action left a change unfollowed below
+    /// some pointer (any pointer there may have changed, or not: only the documents tell).
+    ///
+    /// For whoever keeps the values at some pointers up to date (the server's subscriptions): a
+    /// pointer not listed kept its value, so only the listed ones need reading again.
+    public func changedPointers() -> [JSONPointer]? {
+        let tree = recorder.tree
+        var seen = [Bool](repeating: false, count: tree.count)
+        var nodes: [PointerTree.Node] = []
+        var unfollowed = false
+        forEachEntry { _, entry in
+            guard entry >= 0 else {
+                unfollowed = true
+                return
+            }
+            guard !seen[Int(entry)] else { return }
+            seen[Int(entry)] = true
+            nodes.append(entry)
+        }
+        guard !unfollowed else { return nil }
+        return nodes.map { JSONPointer(tokens: tree.tokens(of: $0)) }
     }
 
     /// Every entry with its action's seq, in order; read through unsafe buffers (a slice of the

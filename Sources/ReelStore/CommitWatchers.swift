@@ -10,17 +10,18 @@ final class CommitWatchers: Sendable {
     private let state = Mutex<(next: Int, continuations: [Int: AsyncStream<UInt64>.Continuation], finished: Bool)>(
         (0, [:], false)
     )
-    private let observers = Mutex<[@Sendable ([ActionEnvelope]) -> Void]>([])
+    private let observers = Mutex<[@Sendable ([ActionEnvelope], CommitChanges?) -> Void]>([])
 
-    /// Calls `observer` on the writer thread after each commit that appended actions, with them.
-    func observe(_ observer: @escaping @Sendable ([ActionEnvelope]) -> Void) {
+    /// Calls `observer` on the writer thread after each commit that appended actions, with them
+    /// and what they changed (when the writer recorded it).
+    func observe(_ observer: @escaping @Sendable ([ActionEnvelope], CommitChanges?) -> Void) {
         observers.withLock { $0.append(observer) }
     }
 
     /// Called by the writer after each commit that appended actions.
-    func published(_ envelopes: [ActionEnvelope]) {
+    func published(_ envelopes: [ActionEnvelope], changes: CommitChanges?) {
         guard let last = envelopes.last else { return }
-        for observer in observers.withLock({ $0 }) { observer(envelopes) }
+        for observer in observers.withLock({ $0 }) { observer(envelopes, changes) }
         publish(last.seq)
     }
 

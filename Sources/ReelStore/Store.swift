@@ -186,9 +186,11 @@ public final class Store<State: StoreState>: Sendable {
         writer.watchers.makeStream(current: snapshot.seq)
     }
 
-    /// Calls `observer` after each commit that appended actions, with those actions, on the
-    /// writer thread: it must only hand them on (it holds up the next commit while it runs).
-    public func observeCommittedActions(_ observer: @escaping @Sendable ([ActionEnvelope]) -> Void) {
+    /// Calls `observer` after each commit that appended actions, with those actions and what they
+    /// changed in the state (`nil` when the writer did not record it: the change index is off, or
+    /// the reducers cannot tell), on the writer thread: it must only hand them on (it holds up the
+    /// next commit while it runs).
+    public func observeCommittedActions(_ observer: @escaping @Sendable ([ActionEnvelope], CommitChanges?) -> Void) {
         writer.watchers.observe(observer)
     }
 

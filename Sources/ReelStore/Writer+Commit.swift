@@ -211,7 +211,7 @@ extension Writer {
         }
         recordCheckpoints(batch.checkpoints)
         if committed > 0 {
-            watchers.published(batch.envelopes)
+            watchers.published(batch.envelopes, changes: batch.changes.flatMap { CommitChanges($0, of: batch.envelopes) })
         }
         group.answerPending()
         if !group.pending.isEmpty { CrashPoint.ackAfter.reach() }

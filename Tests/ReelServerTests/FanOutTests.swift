@@ -90,6 +90,78 @@ import Testing
         }
     }
 
+    /// Subscribers of many paths, each changed by actions of every kind, at the path, above it
+    /// (a parent replaced, removed, merged into, `@revert`) and below it, and some paths no action
+    /// touches: each gets its path's value as of every update's seq and ends with the last one.
+    /// (With more paths watched than a commit changes, the feed reads again only the paths each
+    /// commit changed, as the writer recorded them.)
+    @Test func subscribersOfManyPathsGetEveryChangeOfTheirPathWhateverMadeIt() async throws {
+        try await ServerHarness.run { server throws in
+            let paths = ["/p/a", "/p/b", "/q", "/r/s/t", "/r", "/list/1", "/missing/x", "/quiet", "/p"]
+            try await server.connect { writer throws in
+                var id = 0
+                func dispatch(_ type: String, _ payload: JSONValue) async throws {
+                    id += 1
+                    let answer = try await writer.request(id, "dispatch", Params.dispatch(type, payload))
+                    #expect(answer["result"]?["seq"] != nil, "\(type) \(payload): \(answer)")
+                }
+                try await dispatch("merge", ["p": ["a": 1, "b": 2], "q": 0, "r": ["s": ["t": 1]], "list": [1, 2, 3], "quiet": "still"])
+                try await withConnections(server, paths.count) { watchers throws in
+                    var starts: [(seq: Int64, value: JSONValue)] = []
+                    for (index, watcher) in watchers.enumerated() {
+                        let mode: JSONValue = index % 2 == 0 ? "value" : "patch"
+                        let result = try await watcher.request(1, "subscribe", ["path": .string(paths[index]), "mode": mode])
+                        starts.append((try #require(result["result"]?["seq"]?.intValue), result["result"]?["value"] ?? .null))
+                    }
+                    // The state after each seq, from the store itself (one writer: the snapshot after
+                    // each answer is that seq's).
+                    var states: [Int64: JSONValue] = [Int64(server.store.snapshot.seq): server.store.snapshot.state]
+                    let revertTo = Int64(server.store.snapshot.seq)
+                    let steps: [(String, JSONValue)] = [
+                        ("set", ["path": "/p/a", "value": 5]),
+                        ("increment", ["path": "/q", "by": 3]),
+                        ("set", ["path": "/r", "value": ["s": ["t": 9, "u": 1]]]),
+                        ("patch", [["op": "move", "from": "/p/b", "path": "/moved"], ["op": "remove", "path": "/list/0"]]),
+                        ("merge", ["p": ["a": nil, "c": 3], "missing": ["x": "found"]]),
+                        ("append", ["path": "/list", "value": 4]),
+                        ("remove", ["path": "/p"]),
+                        ("set", ["path": "/other", "value": 1]),
+                        ("@revert", ["to": .int(revertTo)]),
+                        ("patch", [["op": "copy", "from": "/r", "path": "/r2"], ["op": "replace", "path": "/r/s", "value": ["t": 7]]]),
+                    ]
+                    for (type, payload) in steps {
+                        try await dispatch(type, payload)
+                        states[Int64(server.store.snapshot.seq)] = server.store.snapshot.state
+                    }
+                    let final = server.store.snapshot.state
+                    for (index, watcher) in watchers.enumerated() {
+                        let path = try JSONPointer(paths[index])
+                        let finalValue = final.value(at: path) ?? .null
+                        var value = starts[index].value
+                        var lastSeq = starts[index].seq
+                        while value != finalValue {
+                            let update = try await watcher.receive()
+                            let seq = try #require(update["params"]?["seq"]?.intValue)
+                            #expect(seq > lastSeq, "\(path): updates in seq order")
+                            lastSeq = seq
+                            if index % 2 == 0 {
+                                value = try #require(update["params"]?["value"])
+                            } else {
+                                try JSONPatch(try #require(update["params"]?["patch"])).apply(to: &value)
+                            }
+                            let expected = try #require(states[seq], "\(path): an update at seq \(seq), which no dispatch answered").value(at: path) ?? .null
+                            #expect(value == expected, "\(path) at seq \(seq)")
+                        }
+                    }
+                    // The path no action touched got no update at all.
+                    let quiet = try #require(paths.firstIndex(of: "/quiet"))
+                    _ = try await watchers[quiet].request(2, "hello", [:])
+                    #expect(watchers[quiet].updatesSoFar().isEmpty)
+                }
+            }
+        }
+    }
+
     /// Far more actions than the feed keeps go by while a subscriber reads nothing: it then gets
     /// every one, in order, first from the log, then from the feed again.
     @Test func anActionsSubscriberFarBehindCatchesUpFromTheLogInOrder() async throws {

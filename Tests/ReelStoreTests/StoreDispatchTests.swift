@@ -295,3 +295,53 @@ import Testing
         #expect(await late.next() == nil)
     }
 }
+
+/// What the store tells its commit observers (the server's update feed): each commit's actions
+/// and, when the writer records them, the pointers they changed.
+@Suite(.heavy) struct CommitObserverTests {
+    /// Every commit's envelopes' seqs and changed pointers (string form, sorted; `nil` unknown).
+    final class Heard: @unchecked Sendable {
+        let lock = NSLock()
+        var commits: [(seqs: [UInt64], changed: [String]?)] = []
+    }
+
+    func observed(_ store: Store<JSONValue>) -> Heard {
+        let heard = Heard()
+        store.observeCommittedActions { envelopes, changes in
+            let changed = changes?.changedPointers()?.map(\.description).sorted()
+            heard.lock.withLock { heard.commits.append((envelopes.map(\.seq), changed)) }
+        }
+        return heard
+    }
+
+    @Test func eachCommitComesWithThePointersItChanged() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try Store(path: dir.path, definition: .stock)
+        let heard = observed(store)
+        _ = try await store.dispatch(Action(type: "set", payload: ["path": "/a", "value": ["b": ["c": 1]]]))
+        _ = try await store.dispatch(Action(type: "merge", payload: ["a": ["b": ["c": 2]], "x": true]))
+        _ = try await store.dispatch(batch: [
+            Action(type: "set", payload: ["path": "/n", "value": 1]), Action(type: "set", payload: ["path": "/a/b/c", "value": 2]),
+        ])
+        await store.close()
+        let commits = heard.lock.withLock { heard.commits }
+        #expect(commits.map(\.seqs) == [[1], [2], [3, 4]])
+        #expect(commits[0].changed == ["", "/a", "/a/b", "/a/b/c"])
+        #expect(commits[1].changed == ["", "/a", "/a/b", "/a/b/c", "/x"])
+        // A batch: the changes of its actions together (setting /a/b/c to the value it has changes nothing).
+        #expect(commits[2].changed == ["", "/n"])
+    }
+
+    @Test func withoutTheChangeIndexTheChangesAreNotKnown() async throws {
+        let dir = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.changeIndex = false
+        let store = try Store(path: dir.path, definition: .stock, options: options)
+        let heard = observed(store)
+        _ = try await store.dispatch(Action(type: "set", payload: ["path": "/a", "value": 1]))
+        await store.close()
+        let commits = heard.lock.withLock { heard.commits }
+        #expect(commits.map(\.seqs) == [[1]])
+        #expect(commits[0].changed == nil)
+    }
+}
