@@ -7,7 +7,7 @@ import ReelStorage
 extension ReelBench {
     /// What one action costs on the paths every tool's fold and `reel import` share, each in a
     /// loop over `codecActions` `patch` actions (medians of `codecRuns`, the fastest beside):
-    /// reading an exported line (`LoggedActionLine`), reading its time, encoding its log record,
+    /// reading a dispatch request (`DispatchLine`, a `set` of 200 bytes), reading an exported line (`LoggedActionLine`), reading its time, encoding its log record,
     /// decoding the record, and decoding it and folding it with the stock reducer.
     func codec() throws {
         let count = codecActions
@@ -23,6 +23,10 @@ extension ReelBench {
             return bytes
         }
         let times = envelopes.map { Array($0.time.rfc3339.utf8) }
+        // A dispatch request as clients send them: a `set` of 200 bytes, as `reel-load` sends.
+        let requests = (1...count).map { i in
+            Array(#"{"jsonrpc":"2.0","id":\#(i),"method":"dispatch","params":{"action":{"type":"set","payload":{"path":"/c\#(i % 50)","value":"\#(String(repeating: "x", count: 200))"}}}}"#.utf8)
+        }
         let records = envelopes.map(EnvelopeCodec.encode)
         let reducer = JSONDocumentReducer()
         var timings: [String: [Double]] = [:]
@@ -35,6 +39,14 @@ extension ReelBench {
             timings[name, default: []].append(seconds * 1e9 / Double(count))
         }
         for _ in 0..<codecRuns {
+            try time("a dispatch request read") {
+                try requests.withUnsafeBufferPointer { requests in
+                    for index in requests.indices {
+                        guard let read = requests[index].withUnsafeBytes({ DispatchLine.read($0) }) else { throw CodecBenchError() }
+                        sink &+= read.params.actions.count
+                    }
+                }
+            }
             try time("an exported line read") {
                 try lines.withUnsafeBufferPointer { lines in
                     for index in lines.indices {
@@ -105,7 +117,7 @@ extension ReelBench {
             sink &+= preparedState.objectValue?.count ?? 0
         }
         for name in [
-            "an exported line read", "an exported line read, its payload encoded", "its time read", "its record encoded", "its record decoded", "decoded and folded", "read prepared and folded",
+            "a dispatch request read", "an exported line read", "an exported line read, its payload encoded", "its time read", "its record encoded", "its record decoded", "decoded and folded", "read prepared and folded",
         ] {
             let sorted = timings[name, default: []].sorted()
             let median = String(format: "%.0f", sorted[sorted.count / 2]), fastest = String(format: "%.0f", sorted[0])
