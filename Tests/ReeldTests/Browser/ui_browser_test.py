@@ -768,14 +768,23 @@ def node_checks(driver, bin_dir, work, shots):
         for width, height in ((1024, 768), (1400, 900)):
             set_viewport(driver, width, height)
             go_to_seq(driver, latest)
-            wait(driver, "the blame at %d px" % width, lambda d: (blame_shown(d, "/cart/total") or [None])[0] == latest)
-            m = driver.execute_script("""
-                const tree = document.getElementById('state-tree');
-                const box = (e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right }; };
-                return { page: document.scrollingElement.scrollWidth, tree: box(tree), treeScroll: tree.scrollWidth - tree.clientWidth,
-                         chips: Array.from(tree.querySelectorAll('.tn-blame')).map((c) => ({ box: box(c),
-                           seqCut: c.querySelector('.tb-seq') ? c.querySelector('.tb-seq').scrollWidth > c.querySelector('.tb-seq').clientWidth : false })) };
-            """)
+            # Measured once the blame is shown at this width: the tree at the same seq may be drawn
+            # again meanwhile (its chips gone until their blame comes back), so the measure is
+            # what is waited for, not a sign taken before it.
+            def measured(d):
+                if (blame_shown(d, "/cart/total") or [None])[0] != latest:
+                    return None
+                m = d.execute_script("""
+                    const tree = document.getElementById('state-tree');
+                    const box = (e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right }; };
+                    return { page: document.scrollingElement.scrollWidth, tree: box(tree), treeScroll: tree.scrollWidth - tree.clientWidth,
+                             chips: Array.from(tree.querySelectorAll('.tn-blame')).map((c) => ({ box: box(c),
+                               seqCut: c.querySelector('.tb-seq') ? c.querySelector('.tb-seq').scrollWidth > c.querySelector('.tb-seq').clientWidth : false })) };
+                """)
+                return m if m["chips"] else None
+            m = wait(driver, "the blame at %d px" % width, measured)
+            if m is None:
+                continue  # (the wait's failure is recorded)
             at = "at %d px" % width
             check(m["page"] <= width and m["treeScroll"] <= 0, "%s the page or the tree scrolls sideways: %r" % (at, m))
             check(m["chips"] and all(c["box"]["left"] >= m["tree"]["left"] and c["box"]["right"] <= m["tree"]["right"] and not c["seqCut"]
