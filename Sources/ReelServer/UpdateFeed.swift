@@ -282,7 +282,13 @@ final class UpdateFeed: Sendable {
             }
             state.withLock { state in
                 state.add(pages)
-                guard let values else { return }
+                if case .none = valuesWork { return }
+                guard let values else {
+                    // The state could not be read: the changes taken are not applied, so every
+                    // path is read the next time.
+                    state.changesSinceValues = nil
+                    return
+                }
                 if let changed {
                     state.setValues(at: changed.paths, from: values.json, at: values.seq, through: changed.through)
                 } else {

@@ -80,6 +80,19 @@ struct UpdateFeedChangesTests {
         #expect(feed.value(at: b)?.value == 7 && feed.value(at: b)?.changedAt == 3)
     }
 
+    @Test func changesTakenWhenTheStateCouldNotBeReadAreNotLost() throws {
+        let (state, feed) = watchingFourPaths()
+        state.unreadable = true
+        _ = state.commitRecording(2, ["a": 2, "b": 1, "c": ["d": 1]], to: feed)
+        feed.prepare()
+        #expect(feed.value(at: a)?.value == 1)
+        state.unreadable = false
+        // The next commit changes /b only: /a's change, taken before, is read all the same.
+        _ = state.commitRecording(3, ["a": 2, "b": 3, "c": ["d": 1]], to: feed)
+        feed.prepare()
+        #expect(feed.value(at: a)?.value == 2 && feed.value(at: b)?.value == 3)
+    }
+
     @Test func aCommitWhoseChangesAreNotKnownReadsEveryPath() throws {
         let (state, feed) = watchingFourPaths()
         // Without what it changed (the change index off): every path read again.

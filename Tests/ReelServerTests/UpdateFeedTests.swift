@@ -9,9 +9,14 @@ import Testing
 final class NewestState: @unchecked Sendable {
     var seq: UInt64 = 1
     var json: JSONValue = ["a": 1, "b": 1]
+    /// While set, reading the state fails (as a state that does not convert to JSON does).
+    var unreadable = false
 
     func feed() -> UpdateFeed {
-        UpdateFeed(seq: seq, readActions: { _, _, _ in [] }, latestState: { (self.seq, self.json) })
+        UpdateFeed(seq: seq, readActions: { _, _, _ in [] }, latestState: { () throws(RPCError) in
+            if self.unreadable { throw RPCError(code: RPCError.Code.internalError, message: "the state cannot be read") }
+            return (self.seq, self.json)
+        })
     }
 
     /// A commit of one action that leaves the state `json` at `seq`, handed to `feed`.
