@@ -307,9 +307,13 @@ def branch_checks(driver, bin_dir, socket, url):
                  and d.find_element(By.ID, "branch-comparison-patch").text)
     for operation in expected:
         check(operation["path"] in (shown or ""), "the comparison shows %s: %r" % (operation["path"], shown))
+    main_value = reel(bin_dir, "get", *source)["value"]
     Select(driver.find_element(By.ID, "branch-select")).select_by_value("")
     wait(driver, "the main history again", lambda d: d.find_element(By.ID, "seq-display").text.strip() == str(main_latest))
-    check(json_attribute(driver, "#state-tree", "data-json") == reel(bin_dir, "get", *source)["value"], "the main history's state is back")
+    # The seq shows first; the tree follows once its state has loaded: that is what is waited for.
+    back = wait(driver, "the main history's state back in the tree",
+                lambda d: json_attribute(d, "#state-tree", "data-json") == main_value)
+    check(bool(back), "the main history's state is back")
     check(not console_errors(driver), "no console errors with branches: %r" % console_errors(driver))
 
 
