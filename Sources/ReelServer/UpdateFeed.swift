@@ -498,7 +498,11 @@ extension UpdateFeed.State {
     /// of `through`: the commits after it (which `stateSeq` may hold already) are read at the next
     /// round, which their own handing over asks for.
     fileprivate mutating func setValues(at changed: [JSONPointer], from json: JSONValue, at stateSeq: UInt64, through: UInt64) {
-        guard stateSeq >= through else { return }
+        guard stateSeq >= through else {
+            // (A state older than the changes handed over: not applied, so not to be lost either.)
+            changesSinceValues = nil
+            return
+        }
         for path in changed {
             guard let index = paths.index(forKey: path) else { continue }
             advanceValue(at: index, from: json, at: stateSeq)
