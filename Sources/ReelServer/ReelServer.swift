@@ -69,7 +69,7 @@ public struct ReelServer<State: StoreState>: Service {
         )
         store.observeCommittedActions { feed.committed($0, changes: $1) }
         figures.serve(feed)
-        let listener: any Channel
+        let listener: Listeners
         do {
             listener = try await bind(registry: registry, handler: handler, feed: feed, limits: limits)
         } catch {
@@ -78,11 +78,14 @@ public struct ReelServer<State: StoreState>: Service {
         }
         // However the listening socket ends, the server takes no more connections, and returns
         // once those open have ended.
-        listener.closeFuture.whenComplete { _ in registry.stopAccepting() }
+        listener.whenAnyCloses {
+            registry.stopAccepting()
+            listener.closeNow()
+        }
         do {
             try configuration.onBound(configuration.socketPath)
         } catch {
-            try? await listener.close()
+            await listener.close()
             try? await queryPool.shutdownGracefully()
             throw error
         }
@@ -96,10 +99,10 @@ public struct ReelServer<State: StoreState>: Service {
         } onGracefulShutdown: {
             // No more connections; those open stop reading, answer what they read, and close.
             registry.stop()
-            listener.close(promise: nil)
+            listener.closeNow()
         }
         // Cancelled rather than shut down gracefully, the listening socket is still open.
-        try? await listener.close()
+        await listener.close()
         try? await queryPool.shutdownGracefully()
         logger.info("server stopped")
     }
@@ -109,40 +112,35 @@ public struct ReelServer<State: StoreState>: Service {
     /// connection's handler.
     private func bind(
         registry: ConnectionRegistry, handler: MethodHandler<State>, feed: UpdateFeed, limits: ServerConfiguration.Limits
-    ) async throws -> any Channel {
+    ) async throws -> Listeners {
         let loneCommitGates = LoneCommitGates(store: store)
         let executors = EventLoopTaskExecutors(eventLoopGroup)
         let ids = SubscriptionIDs()
         let logger = self.logger
-        let bootstrap = ServerBootstrap(group: eventLoopGroup)
-            .serverChannelOption(.backlog, value: 256)
-            // A peer that ends its input (Ctrl-D) still gets the answers to what it sent: without
-            // this, NIO would close the whole connection at the end of its input.
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                Self.peerCredentials(of: channel).flatMapThrowing { peer in
-                    let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel, feed: feed, figures: handler.figures)
-                    let connection = ServerConnection(
-                        outbox: outbox, peer: peer, handler: handler, limits: limits, logger: logger, subscriptionIDs: ids
+        let initialize: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+            Self.peerCredentials(of: channel).flatMapThrowing { peer in
+                let outbox = Outbox(maxInFlight: limits.maxRequestsInFlight, channel: channel, feed: feed, figures: handler.figures)
+                let connection = ServerConnection(
+                    outbox: outbox, peer: peer, handler: handler, limits: limits, logger: logger, subscriptionIDs: ids
+                )
+                let operations = channel.pipeline.syncOperations
+                switch registry.admit(channel, limit: limits.maxConnections) {
+                case .stopped:
+                    throw ConnectionRegistry.Stopped()
+                case .refused:
+                    try operations.addHandler(Refusal(limit: limits.maxConnections))
+                case .admitted:
+                    try operations.addHandlers(
+                        WritabilityRelay(outbox: outbox),
+                        InputGate(),
+                        LineFramingHandler(maxLineLength: limits.maxLineLength),
+                        MidLineStallHandler(timeout: limits.midLineTimeout),
+                        RequestIntake(outbox: outbox, handler: handler, commits: loneCommitGates.gate(for: channel.eventLoop), peer: peer),
+                        ConnectionHandler(connection: connection, registry: registry, executor: executors.executor(for: channel.eventLoop))
                     )
-                    let operations = channel.pipeline.syncOperations
-                    switch registry.admit(channel, limit: limits.maxConnections) {
-                    case .stopped:
-                        throw ConnectionRegistry.Stopped()
-                    case .refused:
-                        try operations.addHandler(Refusal(limit: limits.maxConnections))
-                    case .admitted:
-                        try operations.addHandlers(
-                            WritabilityRelay(outbox: outbox),
-                            InputGate(),
-                            LineFramingHandler(maxLineLength: limits.maxLineLength),
-                            MidLineStallHandler(timeout: limits.midLineTimeout),
-                            RequestIntake(outbox: outbox, handler: handler, commits: loneCommitGates.gate(for: channel.eventLoop), peer: peer),
-                            ConnectionHandler(connection: connection, registry: registry, executor: executors.executor(for: channel.eventLoop))
-                        )
-                    }
                 }
             }
+        }
         // Bound here rather than by NIO, which keeps its socket's descriptor to itself: a
         // take-over sends it to the next daemon (``HandOver``).
         let descriptor: CInt
@@ -152,15 +150,39 @@ public struct ReelServer<State: StoreState>: Service {
             descriptor = reel_listen_unix(configuration.socketPath, 256)
             guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "bind(\(configuration.socketPath))") }
         }
-        let listener: any Channel
+        // Each event loop listens on a duplicate of the socket and serves what it accepts, taking
+        // turns (``AcceptTurns``); all of them start with their listening off.
+        let loops = Array(eventLoopGroup.makeIterator())
+        let turns = AcceptTurns(loops: loops.count)
+        var channels: [any Channel] = []
         do {
-            listener = try await bootstrap.withBoundSocket(descriptor).get()
+            for (index, loop) in loops.enumerated() {
+                let socket = index == 0 ? descriptor : dup(descriptor)
+                guard socket >= 0 else { throw IOError(errnoCode: errno, reason: "dup(\(configuration.socketPath))") }
+                let bootstrap = ServerBootstrap(group: loop, childGroup: loop)
+                    .serverChannelOption(.autoRead, value: false)
+                    .serverChannelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(turns.handler(index: index)) }
+                    }
+                    // A peer that ends its input (Ctrl-D) still gets the answers to what it sent:
+                    // without this, NIO would close the whole connection at the end of its input.
+                    .childChannelOption(.allowRemoteHalfClosure, value: true)
+                    .childChannelInitializer(initialize)
+                do {
+                    channels.append(try await bootstrap.withBoundSocket(socket).get())
+                } catch {
+                    if index > 0 || configuration.adoptedSocket == nil { close(socket) }
+                    throw error
+                }
+            }
         } catch {
-            if configuration.adoptedSocket == nil { close(descriptor) }
+            for channel in channels { try? await channel.close() }
             throw error
         }
+        turns.start(channels)
+        figures.serve(turns)
         configuration.handOver?.listening(on: descriptor)
-        return listener
+        return Listeners(channels: channels)
     }
 
     /// The peer's uid, gid and pid from `SO_PEERCRED`: who is on the other end of the socket, as

@@ -27,6 +27,7 @@ public final class ServerFigures: Sendable {
     let connections = ConnectionCount()
     private let refusals = Mutex(Refusals())
     private let feed = Mutex<UpdateFeed?>(nil)
+    private let turns = Mutex<AcceptTurns?>(nil)
     private let metrics: any MetricsFactory
 
     /// - Parameter metrics: where refusals are counted (swift-metrics).
@@ -37,6 +38,13 @@ public final class ServerFigures: Sendable {
     func serve(_ feed: UpdateFeed) {
         self.feed.withLock { $0 = feed }
     }
+
+    func serve(_ turns: AcceptTurns) {
+        self.turns.withLock { $0 = turns }
+    }
+
+    /// How the event loops take turns at accepting connections (once the server listens).
+    var acceptTurns: AcceptTurns? { turns.withLock { $0 } }
 
     /// A dispatch was answered with error `code`.
     func refused(code: Int) {

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import ReelCore
 import ReelJSON
 import ReelProtocol
@@ -12,12 +14,15 @@ import ServiceLifecycle
 public struct ServerHarness: Sendable {
     public let socketPath: String
     public let store: Store<JSONValue>
+    /// The server's figures (connections, subscriptions, how its event loops shared the connections).
+    public let figures: ServerFigures
 
     /// Runs a server for `body`, then shuts it down gracefully and closes the store. An error
     /// thrown by `body` is rethrown once the server has stopped.
     public static func run(
         configure: (inout ServerConfiguration) -> Void = { _ in },
         authorize: @escaping Authorizer = { _, _ in true },
+        eventLoopGroup: (any EventLoopGroup)? = nil,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
         let dir = try TemporaryDirectory("reel-server-test")
@@ -26,7 +31,10 @@ public struct ServerHarness: Sendable {
         let store = try Store(path: dir.sub("data"), definition: .stock, logger: logger)
         var configuration = ServerConfiguration(socketPath: dir.sub("reel.sock"))
         configure(&configuration)
-        let server = ReelServer(configuration: configuration, store: store, authorize: authorize, logger: logger)
+        let server = ReelServer(
+            configuration: configuration, store: store, authorize: authorize,
+            eventLoopGroup: eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton, logger: logger
+        )
         let group = ServiceGroup(services: [server], logger: logger)
         var failure: (any Error)?
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -37,7 +45,7 @@ public struct ServerHarness: Sendable {
                 try await waitUntil("the server to listen on \(configuration.socketPath)") {
                     SpawnedDaemon.listens(configuration.socketPath)
                 }
-                try await body(ServerHarness(socketPath: configuration.socketPath, store: store))
+                try await body(ServerHarness(socketPath: configuration.socketPath, store: store, figures: server.figures))
             } catch {
                 failure = error
             }

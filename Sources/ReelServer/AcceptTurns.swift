@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import Synchronization
+
+/// Every event loop accepts connections from the listening socket and serves those it accepted,
+/// one loop at a time: the loop whose turn it is accepts what is ready, then hands the turn on.
+///
+/// One accepting loop handing half the connections to the other (NIO's `ServerBootstrap` with a
+/// group of loops) crosses between the loops three times per connection (its setup there, the
+/// answer back, its registration there), each a wake-up of an idle thread: about a fifth of what a
+/// short connection costs the daemon (BENCHMARKS.md, "Latency"). Here each loop has a listening
+/// channel of its own on a duplicate of the socket, and its connections never leave it. Only the
+/// loop whose turn it is listens (`autoRead` on): were two listening, both would be woken for each
+/// connection, and the one that finds nothing to accept breaks NIO's rule that a readable socket
+/// reads. A loop's listening stops before the next one's starts, so that never happens; and turns
+/// go round, so connections spread over the loops as NIO's round robin spreads them.
+final class AcceptTurns: Sendable {
+    /// How many more open connections than the least busy loop the listening loop may have
+    /// before it hands the turn to that one. Short connections (a `reel` command, a script) then
+    /// mostly stay on one loop, with no hand-over at all; long-lived ones spread evenly.
+    static let slack = 4
+
+    private struct Loops {
+        var listeners: [any Channel] = []
+        /// Connections open on each loop, and accepted by each since the start.
+        var open: [Int]
+        var accepted: [Int]
+        /// The loop that listens now.
+        var listening = 0
+    }
+
+    private let loops: Mutex<Loops>
+
+    init(loops count: Int) {
+        loops = Mutex(Loops(open: Array(repeating: 0, count: count), accepted: Array(repeating: 0, count: count)))
+    }
+
+    /// The handler of the listening channel of loop `index`, which may pass the turn on after
+    /// each read that accepted something.
+    func handler(index: Int) -> some ChannelInboundHandler {
+        Turn(turns: self, index: index)
+    }
+
+    /// Starts the turns once every loop's channel is bound: the first loop listens first.
+    func start(_ channels: [any Channel]) {
+        loops.withLock { $0.listeners = channels }
+        channels.first?.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+    }
+
+    /// Connections each loop accepted so far.
+    var acceptedByLoop: [Int] { loops.withLock { $0.accepted } }
+
+    /// Whether each loop's channel listens now (its `autoRead`).
+    func listening() async throws -> [Bool] {
+        var listening: [Bool] = []
+        for channel in loops.withLock({ $0.listeners }) {
+            listening.append(try await channel.getOption(ChannelOptions.autoRead).get())
+        }
+        return listening
+    }
+
+    fileprivate func accepted(_ connection: any Channel, by index: Int) {
+        loops.withLock {
+            $0.open[index] += 1
+            $0.accepted[index] += 1
+        }
+        connection.closeFuture.whenComplete { _ in self.loops.withLock { $0.open[index] -= 1 } }
+    }
+
+    /// After a read of loop `index` that accepted connections, on its event loop: when it has
+    /// more open than the least busy loop and the slack, it stops listening now, then that loop
+    /// starts (on its own thread).
+    fileprivate func readEnded(by index: Int, channel: any Channel) {
+        let next: (any Channel)? = loops.withLock { loops in
+            guard loops.listening == index, loops.listeners.count > 1,
+                let least = loops.open.indices.min(by: { loops.open[$0] < loops.open[$1] }),
+                loops.open[index] > loops.open[least] + Self.slack
+            else { return nil }
+            loops.listening = least
+            return loops.listeners[least]
+        }
+        guard let next else { return }
+        // Synchronous on the channel's own loop: its interest in reading is gone before the next
+        // loop is asked to listen.
+        try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+        next.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+    }
+
+    private final class Turn: ChannelInboundHandler {
+        typealias InboundIn = any Channel
+        typealias InboundOut = any Channel
+
+        private let turns: AcceptTurns
+        private let index: Int
+        private var acceptedThisRead = false
+
+        init(turns: AcceptTurns, index: Int) {
+            self.turns = turns
+            self.index = index
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            acceptedThisRead = true
+            let connection = unwrapInboundIn(data)
+            assert(connection.eventLoop === context.eventLoop, "a connection is served by the loop that accepted it")
+            turns.accepted(connection, by: index)
+            context.fireChannelRead(data)
+        }
+
+        func channelReadComplete(context: ChannelHandlerContext) {
+            if acceptedThisRead {
+                acceptedThisRead = false
+                turns.readEnded(by: index, channel: context.channel)
+            }
+            context.fireChannelReadComplete()
+        }
+    }
+}
+
+/// The listening channels, one per event loop.
+struct Listeners: Sendable {
+    let channels: [any Channel]
+
+    /// Calls `body` when any of them closes (more than once when several do).
+    func whenAnyCloses(_ body: @escaping @Sendable () -> Void) {
+        for channel in channels { channel.closeFuture.whenComplete { _ in body() } }
+    }
+
+    /// Starts closing them all.
+    func closeNow() {
+        for channel in channels { channel.close(promise: nil) }
+    }
+
+    /// Closes them all.
+    func close() async {
+        for channel in channels { try? await channel.close() }
+    }
+}
