@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
 import Synchronization
 
@@ -9,18 +6,24 @@ import Synchronization
 ///
 /// One accepting loop handing half the connections to the other (NIO's `ServerBootstrap` with a
 /// group of loops) crosses between the loops three times per connection (its setup there, the
-/// answer back, its registration there), each a wake-up of an idle thread: about a fifth of what a
-/// short connection costs the daemon (BENCHMARKS.md, "Latency"). Here each loop has a listening
+/// answer back, its registration there), each a wake-up of an idle thread: a tenth or more of what a
+/// short connection costs the daemon (BENCHMARKS.md, "What moved the figures"). Here each loop has a listening
 /// channel of its own on a duplicate of the socket, and its connections never leave it. Only the
 /// loop whose turn it is listens (`autoRead` on): were two listening, both would be woken for each
 /// connection, and the one that finds nothing to accept breaks NIO's rule that a readable socket
-/// reads. A loop's listening stops before the next one's starts, so that never happens; and turns
-/// go round, so connections spread over the loops as NIO's round robin spreads them.
+/// reads. A loop's listening stops before the next one's starts, so that never happens. The turn
+/// goes to the least busy loop once the one listening has ``slack`` connections more, and at once
+/// in a burst (a read that took ``acceptsPerRead``), whose connections the loops then accept side
+/// by side: long-lived connections spread as evenly as NIO's round robin spread them, while a
+/// short one (a `reel` command) mostly stays on the loop listening, with no hand-over at all.
 final class AcceptTurns: Sendable {
     /// How many more open connections than the least busy loop the listening loop may have
-    /// before it hands the turn to that one. Short connections (a `reel` command, a script) then
-    /// mostly stay on one loop, with no hand-over at all; long-lived ones spread evenly.
+    /// before it hands the turn to that one.
     static let slack = 4
+    /// The most connections a listening channel accepts per read (NIO's `maxMessagesPerRead`).
+    /// A read that took this many leaves more waiting, likely: a burst, which the next loop
+    /// then accepts beside this one.
+    static let acceptsPerRead = 4
 
     private struct Loops {
         var listeners: [any Channel] = []
@@ -69,14 +72,16 @@ final class AcceptTurns: Sendable {
         connection.closeFuture.whenComplete { _ in self.loops.withLock { $0.open[index] -= 1 } }
     }
 
-    /// After a read of loop `index` that accepted connections, on its event loop: when it has
-    /// more open than the least busy loop and the slack, it stops listening now, then that loop
+    /// After a read of loop `index` that accepted `count` connections, on its event loop: when it
+    /// has more open than the least busy other loop and the slack, or the read took as many as a
+    /// read may (a burst) and that loop has no more open, it stops listening now, then that loop
     /// starts (on its own thread).
-    fileprivate func readEnded(by index: Int, channel: any Channel) {
+    fileprivate func readEnded(by index: Int, accepting count: Int, channel: any Channel) {
         let next: (any Channel)? = loops.withLock { loops in
             guard loops.listening == index, loops.listeners.count > 1,
-                let least = loops.open.indices.min(by: { loops.open[$0] < loops.open[$1] }),
+                let least = loops.open.indices.filter({ $0 != index }).min(by: { loops.open[$0] < loops.open[$1] }),
                 loops.open[index] > loops.open[least] + Self.slack
+                    || (count >= Self.acceptsPerRead && loops.open[least] <= loops.open[index])
             else { return nil }
             loops.listening = least
             return loops.listeners[least]
@@ -94,7 +99,7 @@ final class AcceptTurns: Sendable {
 
         private let turns: AcceptTurns
         private let index: Int
-        private var acceptedThisRead = false
+        private var acceptedThisRead = 0
 
         init(turns: AcceptTurns, index: Int) {
             self.turns = turns
@@ -102,7 +107,7 @@ final class AcceptTurns: Sendable {
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            acceptedThisRead = true
+            acceptedThisRead += 1
             let connection = unwrapInboundIn(data)
             assert(connection.eventLoop === context.eventLoop, "a connection is served by the loop that accepted it")
             turns.accepted(connection, by: index)
@@ -110,9 +115,9 @@ final class AcceptTurns: Sendable {
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {
-            if acceptedThisRead {
-                acceptedThisRead = false
-                turns.readEnded(by: index, channel: context.channel)
+            if acceptedThisRead > 0 {
+                turns.readEnded(by: index, accepting: acceptedThisRead, channel: context.channel)
+                acceptedThisRead = 0
             }
             context.fireChannelReadComplete()
         }

@@ -161,6 +161,7 @@ public struct ReelServer<State: StoreState>: Service {
                 guard socket >= 0 else { throw IOError(errnoCode: errno, reason: "dup(\(configuration.socketPath))") }
                 let bootstrap = ServerBootstrap(group: loop, childGroup: loop)
                     .serverChannelOption(.autoRead, value: false)
+                    .serverChannelOption(.maxMessagesPerRead, value: UInt(AcceptTurns.acceptsPerRead))
                     .serverChannelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(turns.handler(index: index)) }
                     }
