@@ -23,24 +23,41 @@ extension Thread {
     /// shows it (`top -H`, `ps -L`, `perf`, `/proc/PID/task/*/comm`), so that `name` must be at
     /// most 15 bytes. Threads it starts take its priority.
     ///
-    /// Foundation on Linux hands a thread's name to the kernel only when the thread names itself:
-    /// `thread.name = …` before `start()` is kept by Foundation alone, and a thread started from one
-    /// of Dispatch's (the store opens on Swift's cooperative pool) shows that thread's name
-    /// (`oot.default-qos`, the end of `com.apple.root.default-qos`).
+    /// The thread names itself, with `pthread_setname_np` (``nameCallingThread(_:)``): Foundation on Linux passes a `Thread`'s
+    /// `name` to the kernel only once `start()` has stored the thread it made, so that a thread
+    /// that runs before its starter gets there (a busy machine) kept the name it inherited, that
+    /// of the thread that started it (`oot.default-qos`, the end of Dispatch's
+    /// `com.apple.root.default-qos`, for the store opened on Swift's cooperative pool); and
+    /// Foundation's getter reads the calling thread's name, whichever `Thread` it is asked of.
     @discardableResult
     public static func startNamed(
         _ name: String, priority: Priority = .normal, _ body: @escaping @Sendable () -> Void
     ) -> Thread {
         precondition(name.utf8.count <= 15, "a thread's name shows its first 15 bytes only: \(name)")
         let thread = Thread {
-            Thread.current.name = name  // (Foundation passes it to pthread_setname_np for this thread)
+            nameCallingThread(name)
             if priority == .background { lowerOwnPriority() }
             body()
         }
-        thread.name = name
         thread.start()
         return thread
     }
+
+    /// Gives the calling thread `name` in the kernel. glibc's `pthread_setname_np` is not in
+    /// Swift's Glibc module (it is a GNU extension), so it is looked up once by name.
+    private static func nameCallingThread(_ name: String) {
+        #if os(Linux)
+        _ = setName?(pthread_self(), name)
+        #endif
+    }
+
+    #if os(Linux)
+    private typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+    private static let setName: SetName? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "pthread_setname_np") else { return nil }
+        return unsafeBitCast(symbol, to: SetName.self)
+    }()
+    #endif
 
     /// The calling thread's nice value. Linux keeps one per thread (`PRIO_PROCESS` with 0 names
     /// the calling thread, not its process), and threads it starts inherit it.
