@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
 import NIOCore
 import Synchronization
 
@@ -35,15 +39,42 @@ final class AcceptTurns: Sendable {
     }
 
     private let loops: Mutex<Loops>
+    private let logger: Logger
 
-    init(loops count: Int) {
+    init(loops count: Int, logger: Logger) {
         loops = Mutex(Loops(open: Array(repeating: 0, count: count), accepted: Array(repeating: 0, count: count)))
+        self.logger = logger
     }
 
-    /// The handler of the listening channel of loop `index`, which may pass the turn on after
-    /// each read that accepted something.
+    /// The handler of the listening channel of loop `index`: its turn, which may pass on after
+    /// each read that accepted something, and pauses after an accept that failed for want of
+    /// descriptors or memory.
     func handler(index: Int) -> some ChannelInboundHandler {
         Turn(turns: self, index: index)
+    }
+
+    /// How long accepting pauses after `error`: a second when the process or the system is out of
+    /// descriptors or memory; not at all for anything else (a peer that gave up before it was
+    /// accepted, `ECONNABORTED`). NIO keeps a channel whose accept failed so registered for
+    /// reading (and NIO's `AcceptBackoffHandler` delays only the reads asked for, which such a
+    /// channel does not ask): the socket, still readable, would wake the loop at once, again and
+    /// again, a core spinning and a line logged at each turn.
+    static func pause(after error: IOError) -> TimeAmount? {
+        switch error.errnoCode {
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM: .seconds(1)
+        default: nil
+        }
+    }
+
+    fileprivate func hasTurn(_ index: Int) -> Bool {
+        loops.withLock { $0.listening == index }
+    }
+
+    fileprivate func acceptFailed(_ error: IOError) {
+        let reason = String(cString: strerror(error.errnoCode))
+        logger.warning(
+            "cannot accept connections: \(reason) (the open files' limit: LimitNOFILE= or ulimit -n, against --max-connections); trying again in 1 s"
+        )
     }
 
     /// Starts the turns once every loop's channel is bound: the first loop listens first.
@@ -112,6 +143,20 @@ final class AcceptTurns: Sendable {
             assert(connection.eventLoop === context.eventLoop, "a connection is served by the loop that accepted it")
             turns.accepted(connection, by: index)
             context.fireChannelRead(data)
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            if let error = error as? IOError, let pause = AcceptTurns.pause(after: error) {
+                turns.acceptFailed(error)
+                // Not listening (at once), then listening again once the pause is over, if the
+                // turn is still this loop's (only this loop hands it on, after an accept).
+                let channel = context.channel, turns = self.turns, index = self.index
+                try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+                context.eventLoop.scheduleTask(in: pause) {
+                    if turns.hasTurn(index) { try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true) }
+                }
+            }
+            context.fireErrorCaught(error)
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {

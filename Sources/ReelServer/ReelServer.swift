@@ -153,7 +153,7 @@ public struct ReelServer<State: StoreState>: Service {
         // Each event loop listens on a duplicate of the socket and serves what it accepts, taking
         // turns (``AcceptTurns``); all of them start with their listening off.
         let loops = Array(eventLoopGroup.makeIterator())
-        let turns = AcceptTurns(loops: loops.count)
+        let turns = AcceptTurns(loops: loops.count, logger: logger)
         var channels: [any Channel] = []
         do {
             for (index, loop) in loops.enumerated() {
