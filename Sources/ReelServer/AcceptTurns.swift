@@ -10,16 +10,17 @@ import Synchronization
 ///
 /// One accepting loop handing half the connections to the other (NIO's `ServerBootstrap` with a
 /// group of loops) crosses between the loops three times per connection (its setup there, the
-/// answer back, its registration there), each a wake-up of an idle thread: a tenth or more of what a
-/// short connection costs the daemon (BENCHMARKS.md, "What moved the figures"). Here each loop has a listening
-/// channel of its own on a duplicate of the socket, and its connections never leave it. Only the
-/// loop whose turn it is listens (`autoRead` on): were two listening, both would be woken for each
-/// connection, and the one that finds nothing to accept breaks NIO's rule that a readable socket
-/// reads. A loop's listening stops before the next one's starts, so that never happens. The turn
-/// goes to the least busy loop once the one listening has ``slack`` connections more, and at once
-/// in a burst (a read that took ``acceptsPerRead``), whose connections the loops then accept side
-/// by side: long-lived connections spread as evenly as NIO's round robin spread them, while a
-/// short one (a `reel` command) mostly stays on the loop listening, with no hand-over at all.
+/// outcome back, its registration there), each a wake-up of an idle thread: a tenth or more of
+/// what a short connection costs the daemon (BENCHMARKS.md, "What moved the figures"). Here each
+/// loop has a listening channel of its own on a duplicate of the socket, and its connections
+/// never leave it. Only the loop whose turn it is listens (`autoRead` on): were two listening,
+/// both would be woken for each connection, and the one that finds nothing to accept breaks NIO's
+/// rule that a readable socket reads. A loop's listening stops before the next one's starts, so
+/// that never happens. The turn goes to the least busy loop once the one listening has ``slack``
+/// connections more, and at once in a burst (a read that took ``acceptsPerRead``), whose
+/// connections the loops then accept side by side: long-lived connections spread as evenly as
+/// NIO's round robin spread them, while a short one (a `reel` command) mostly stays on the loop
+/// listening, with no hand-over at all.
 final class AcceptTurns: Sendable {
     /// How many more open connections than the least busy loop the listening loop may have
     /// before it hands the turn to that one.
@@ -55,10 +56,10 @@ final class AcceptTurns: Sendable {
 
     /// How long accepting pauses after `error`: a second when the process or the system is out of
     /// descriptors or memory; not at all for anything else (a peer that gave up before it was
-    /// accepted, `ECONNABORTED`). NIO keeps a channel whose accept failed so registered for
-    /// reading (and NIO's `AcceptBackoffHandler` delays only the reads asked for, which such a
-    /// channel does not ask): the socket, still readable, would wake the loop at once, again and
-    /// again, a core spinning and a line logged at each turn.
+    /// accepted, `ECONNABORTED`). NIO leaves a channel whose accept failed registered for reading
+    /// (and its `AcceptBackoffHandler` delays only the reads asked for, which such a channel does
+    /// not ask): the socket, still readable, would wake the loop at once, again and again, a core
+    /// spinning and a line logged at each turn.
     static func pause(after error: IOError) -> TimeAmount? {
         switch error.errnoCode {
         case EMFILE, ENFILE, ENOBUFS, ENOMEM: .seconds(1)
