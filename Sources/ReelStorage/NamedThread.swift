@@ -23,12 +23,12 @@ extension Thread {
     /// shows it (`top -H`, `ps -L`, `perf`, `/proc/PID/task/*/comm`), so that `name` must be at
     /// most 15 bytes. Threads it starts take its priority.
     ///
-    /// The thread names itself, with `pthread_setname_np` (``nameCallingThread(_:)``): Foundation on Linux passes a `Thread`'s
-    /// `name` to the kernel only once `start()` has stored the thread it made, so that a thread
-    /// that runs before its starter gets there (a busy machine) kept the name it inherited, that
-    /// of the thread that started it (`oot.default-qos`, the end of Dispatch's
-    /// `com.apple.root.default-qos`, for the store opened on Swift's cooperative pool); and
-    /// Foundation's getter reads the calling thread's name, whichever `Thread` it is asked of.
+    /// The thread names itself, with `pthread_setname_np` (``nameCallingThread(_:)``): Foundation
+    /// on Linux passes a `Thread`'s `name` to the kernel only once `start()` has stored the thread
+    /// it made, so that a thread that ran before its starter got there (a busy machine) kept the
+    /// name it inherited, that of the thread that started it (`oot.default-qos`, the end of
+    /// Dispatch's `com.apple.root.default-qos`, for the store opened on Swift's cooperative pool);
+    /// and Foundation's getter reads the calling thread's name, whichever `Thread` it is asked of.
     @discardableResult
     public static func startNamed(
         _ name: String, priority: Priority = .normal, _ body: @escaping @Sendable () -> Void
