@@ -71,10 +71,12 @@ final class AcceptTurns: Sendable {
         loops.withLock { $0.listening == index }
     }
 
-    fileprivate func acceptFailed(_ error: IOError) {
+    fileprivate func acceptFailed(_ error: IOError, pausing pause: TimeAmount) {
         let reason = String(cString: strerror(error.errnoCode))
+        let milliseconds = pause.nanoseconds / 1_000_000
+        let after = milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000) s" : "\(milliseconds) ms"
         logger.warning(
-            "cannot accept connections: \(reason) (the open files' limit: LimitNOFILE= or ulimit -n, against --max-connections); trying again in 1 s"
+            "cannot accept connections: \(reason) (the open files' limit: LimitNOFILE= or ulimit -n, against --max-connections); trying again in \(after)"
         )
     }
 
@@ -148,7 +150,7 @@ final class AcceptTurns: Sendable {
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             if let error = error as? IOError, let pause = AcceptTurns.pause(after: error) {
-                turns.acceptFailed(error)
+                turns.acceptFailed(error, pausing: pause)
                 // Not listening (at once), then listening again once the pause is over, if the
                 // turn is still this loop's (only this loop hands it on, after an accept).
                 let channel = context.channel, turns = self.turns, index = self.index
